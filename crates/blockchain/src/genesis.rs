@@ -1,0 +1,125 @@
+//! Initialising a store from a genesis: the allocation becomes the state, the genesis
+//! header becomes block 0 and the head.
+
+use crate::error::BlockError;
+use crate::state_root::compute_state_update;
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use ethrex_common::{Block, BlockBody, Header, KECCAK_EMPTY};
+use ethrex_storage::Store;
+use ethrex_vm::AccountChange;
+use std::collections::BTreeMap;
+
+/// One genesis account.
+#[derive(Debug, Clone, Default)]
+pub struct GenesisAccount {
+    pub nonce: u64,
+    pub balance: U256,
+    pub code: Bytes,
+    pub storage: BTreeMap<U256, U256>,
+}
+
+/// Computes the state root of an allocation without writing anything.
+pub fn alloc_state_root(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<B256, BlockError> {
+    let store = Store::in_memory();
+    let (changes, codes) = alloc_changes(alloc);
+    let (root, _, _) = compute_state_update(&store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
+    Ok(root)
+}
+
+fn alloc_changes(alloc: &BTreeMap<Address, GenesisAccount>) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
+    let mut codes = Vec::new();
+    let changes = alloc
+        .iter()
+        .map(|(address, account)| {
+            let code_hash = if account.code.is_empty() {
+                KECCAK_EMPTY
+            } else {
+                let h = keccak256(&account.code);
+                codes.push((h, account.code.clone()));
+                h
+            };
+            AccountChange {
+                address: *address,
+                info: Some((account.nonce, account.balance, code_hash)),
+                storage_wiped: false,
+                storage: account.storage.iter().filter(|(_, v)| !v.is_zero()).map(|(k, v)| (*k, *v)).collect(),
+            }
+        })
+        .collect();
+    (changes, codes)
+}
+
+/// Writes the genesis block and state into an empty store. The header's state root must
+/// match the allocation. Returns the genesis hash.
+pub fn init_genesis(store: &Store, header: Header, alloc: &BTreeMap<Address, GenesisAccount>) -> Result<B256, BlockError> {
+    if let Some(existing) = store.genesis_hash()? {
+        let hash = header.hash_slow();
+        if existing != hash {
+            return Err(BlockError::Storage(format!(
+                "store already holds genesis {existing}, not {hash}: use another data directory"
+            )));
+        }
+        return Ok(hash);
+    }
+    let (changes, codes) = alloc_changes(alloc);
+    let (root, update, _) = compute_state_update(store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
+    if root != header.state_root {
+        return Err(BlockError::StateRoot { expected: header.state_root, got: root });
+    }
+    let hash = header.hash_slow();
+    let withdrawals = header.withdrawals_root.map(|_| Default::default());
+    let block = Block { header, body: BlockBody { transactions: vec![], ommers: vec![], withdrawals } };
+    store.commit_genesis(hash, &block, update)?;
+    Ok(hash)
+}
+
+/// A genesis header for a geth-style genesis file, with the fields its fork requires.
+pub fn genesis_header(genesis: &alloy_genesis::Genesis, state_root: B256) -> Header {
+    let config = ethrex_common::ChainConfig::new(genesis.config.clone());
+    let fork = config.fork_at(genesis.timestamp);
+    use ethrex_common::Fork;
+    Header {
+        parent_hash: B256::ZERO,
+        ommers_hash: alloy_consensus::EMPTY_OMMER_ROOT_HASH,
+        beneficiary: genesis.coinbase,
+        state_root,
+        transactions_root: ethrex_common::EMPTY_ROOT_HASH,
+        receipts_root: ethrex_common::EMPTY_ROOT_HASH,
+        logs_bloom: Default::default(),
+        difficulty: genesis.difficulty,
+        number: genesis.number.unwrap_or_default(),
+        gas_limit: genesis.gas_limit,
+        gas_used: 0,
+        timestamp: genesis.timestamp,
+        extra_data: genesis.extra_data.clone(),
+        mix_hash: genesis.mix_hash,
+        nonce: genesis.nonce.into(),
+        base_fee_per_gas: Some(genesis.base_fee_per_gas.map(|f| f as u64).unwrap_or(1_000_000_000)),
+        withdrawals_root: (fork >= Fork::Shanghai).then_some(ethrex_common::EMPTY_ROOT_HASH),
+        blob_gas_used: (fork >= Fork::Cancun).then_some(genesis.blob_gas_used.unwrap_or_default()),
+        excess_blob_gas: (fork >= Fork::Cancun).then_some(genesis.excess_blob_gas.unwrap_or_default()),
+        parent_beacon_block_root: (fork >= Fork::Cancun).then_some(B256::ZERO),
+        requests_hash: (fork >= Fork::Prague).then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
+        block_access_list_hash: (fork >= Fork::Amsterdam).then_some(ethrex_common::EMPTY_BAL_HASH),
+        slot_number: (fork >= Fork::Amsterdam).then_some(0),
+    }
+}
+
+/// The allocation of a geth-style genesis file.
+pub fn geth_alloc(genesis: &alloy_genesis::Genesis) -> BTreeMap<Address, GenesisAccount> {
+    genesis
+        .alloc
+        .iter()
+        .map(|(address, a)| {
+            let storage = a
+                .storage
+                .as_ref()
+                .map(|s| s.iter().map(|(k, v)| (U256::from_be_bytes(k.0), U256::from_be_bytes(v.0))).collect())
+                .unwrap_or_default();
+            (
+                *address,
+                GenesisAccount { nonce: a.nonce.unwrap_or_default(), balance: a.balance, code: a.code.clone().unwrap_or_default(), storage },
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,276 @@
+//! The import pipeline: every block that enters the node (fixture, chain file, Engine
+//! API, bench) goes through `Blockchain::import_block`.
+//!
+//! Order of checks: header against parent, body against header, BAL shape, sender
+//! recovery, execution, results against header, state root; then one atomic commit.
+//! Nothing is written unless every check passed.
+
+use crate::error::BlockError;
+use crate::state_root::compute_state_update;
+use crate::validation::{validate_bal_shape, validate_body, validate_header_against_parent};
+use alloy_consensus::proofs::calculate_receipt_root;
+use alloy_consensus::transaction::SignerRecoverable;
+use alloy_primitives::{Address, Bloom, B256};
+use ethrex_common::{BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
+use ethrex_storage::{BlockCommit, Store};
+use ethrex_vm::warmer::warm_from_bal;
+use ethrex_vm::{execute_block_parallel, execute_block_sequential, BlockExecutionOutput, CachingDb, ParallelOutcome, StoreDb};
+use rayon::prelude::*;
+use std::time::{Duration, Instant};
+
+/// Wall time of each stage of one block's import.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlockTimings {
+    pub recover: Duration,
+    pub warmer: Duration,
+    pub exec: Duration,
+    pub validate: Duration,
+    pub merkle: Duration,
+    pub store: Duration,
+    pub total: Duration,
+}
+
+/// How a block was executed, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecutionPath {
+    /// Transactions ran in parallel on the header BAL.
+    Parallel,
+    /// No BAL: the block is from before Amsterdam.
+    SequentialNoBal,
+    /// Fewer transactions than the parallel threshold.
+    SequentialSmallBlock,
+    /// Parallel execution switched off by configuration.
+    SequentialDisabled,
+    /// The parallel path found the header BAL inconsistent; the sequential path decided.
+    SequentialAfterBalMismatch,
+}
+
+impl ExecutionPath {
+    pub fn describe(self) -> &'static str {
+        match self {
+            ExecutionPath::Parallel => "parallel",
+            ExecutionPath::SequentialNoBal => "sequential (no BAL before Amsterdam)",
+            ExecutionPath::SequentialSmallBlock => "sequential (below parallel threshold)",
+            ExecutionPath::SequentialDisabled => "sequential (parallel execution disabled)",
+            ExecutionPath::SequentialAfterBalMismatch => "sequential (header BAL inconsistent)",
+        }
+    }
+}
+
+/// Default minimum number of transactions for the parallel path.
+pub const BAL_PARALLEL_TX_THRESHOLD: usize = 5;
+
+/// How blocks are executed.
+#[derive(Debug, Clone, Copy)]
+pub struct ImportOptions {
+    /// Use the BAL-driven parallel path for Amsterdam blocks.
+    pub parallel: bool,
+    /// Blocks with fewer transactions run sequentially (0: always parallel).
+    pub parallel_threshold: usize,
+    /// Prefetch the state the BAL names before execution.
+    pub warmer: bool,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self { parallel: true, parallel_threshold: BAL_PARALLEL_TX_THRESHOLD, warmer: true }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ImportOutcome {
+    pub hash: B256,
+    pub number: u64,
+    pub tx_count: usize,
+    pub gas_used: u64,
+    pub path: ExecutionPath,
+    pub timings: BlockTimings,
+}
+
+pub struct Blockchain {
+    pub store: Store,
+    pub config: ChainConfig,
+    pub options: ImportOptions,
+}
+
+/// Recovers every sender in parallel; the first failing index is reported.
+pub fn recover_senders(block: &ethrex_common::Block) -> Result<Vec<Address>, BlockError> {
+    block
+        .body
+        .transactions
+        .par_iter()
+        .enumerate()
+        .map(|(index, tx)| {
+            tx.recover_signer().map_err(|e| BlockError::InvalidSignature { index, reason: e.to_string() })
+        })
+        .collect()
+}
+
+fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> String {
+    for (i, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
+        if e != g {
+            return if e.address != g.address {
+                format!("entry {i}: header lists account {}, execution touched {}", e.address, g.address)
+            } else {
+                format!("account {}: header {:?}, execution {:?}", e.address, e, g)
+            };
+        }
+    }
+    match expected.len().cmp(&got.len()) {
+        std::cmp::Ordering::Greater => format!("header lists extra account {}", expected[got.len()].address),
+        std::cmp::Ordering::Less => format!("execution touched unlisted account {}", got[expected.len()].address),
+        std::cmp::Ordering::Equal => "lists differ".to_string(),
+    }
+}
+
+/// Checks what execution produced against what the header commits to.
+pub fn validate_execution_output(
+    config: &ChainConfig,
+    block: &RecoveredBlock,
+    output: &BlockExecutionOutput,
+) -> Result<(), BlockError> {
+    let header = &block.block.header;
+    if output.gas_used != header.gas_used {
+        return Err(BlockError::GasUsed { expected: header.gas_used, got: output.gas_used });
+    }
+    let receipts_root = calculate_receipt_root(&output.receipts);
+    if receipts_root != header.receipts_root {
+        return Err(BlockError::ReceiptsRoot { expected: header.receipts_root, got: receipts_root });
+    }
+    let bloom = output.receipts.iter().fold(Bloom::ZERO, |acc, r: &Receipt| acc | *r.logs_bloom());
+    if bloom != header.logs_bloom {
+        return Err(BlockError::LogsBloom);
+    }
+    if config.fork_at(header.timestamp) >= Fork::Prague {
+        let got = output.requests.as_ref().map(|r| r.requests_hash()).unwrap_or_default();
+        if header.requests_hash != Some(got) {
+            return Err(BlockError::RequestsHash { expected: header.requests_hash, got });
+        }
+    }
+    if let Some(expected) = &block.bal {
+        let got = output.bal.as_ref().ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
+        if got != expected {
+            return Err(BlockError::BalMismatch(first_bal_difference(expected, got)));
+        }
+    }
+    Ok(())
+}
+
+impl Blockchain {
+    pub fn new(store: Store, config: ChainConfig) -> Self {
+        Self { store, config, options: ImportOptions::default() }
+    }
+
+    pub fn with_options(mut self, options: ImportOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    fn choose_path(&self, block: &RecoveredBlock) -> ExecutionPath {
+        if block.bal.is_none() {
+            ExecutionPath::SequentialNoBal
+        } else if !self.options.parallel {
+            ExecutionPath::SequentialDisabled
+        } else if block.block.body.transactions.len() < self.options.parallel_threshold {
+            ExecutionPath::SequentialSmallBlock
+        } else {
+            ExecutionPath::Parallel
+        }
+    }
+
+    /// Executes on the parent's state by the chosen path.
+    fn execute(
+        &self,
+        block: &RecoveredBlock,
+        parent_number: u64,
+        timings: &mut BlockTimings,
+    ) -> Result<(BlockExecutionOutput, ExecutionPath), BlockError> {
+        let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.block.header.parent_hash, parent_number));
+        let build_bal = block.bal.is_some();
+        let mut path = self.choose_path(block);
+        if let (ExecutionPath::Parallel, Some(bal)) = (path, &block.bal) {
+            if self.options.warmer {
+                let t = Instant::now();
+                warm_from_bal(&cache, bal).map_err(|e| BlockError::Storage(e))?;
+                timings.warmer = t.elapsed();
+            }
+            let t = Instant::now();
+            let outcome = execute_block_parallel(&cache, block, &self.config, bal)?;
+            timings.exec = t.elapsed();
+            match outcome {
+                ParallelOutcome::Executed(output) => return Ok((output, path)),
+                ParallelOutcome::BalMismatch { reason } => {
+                    tracing::debug!(block = block.block.header.number, %reason, "BAL mismatch on the parallel path");
+                    path = ExecutionPath::SequentialAfterBalMismatch;
+                }
+            }
+        }
+        let t = Instant::now();
+        let output = execute_block_sequential(&cache, block, &self.config, build_bal)?;
+        timings.exec += t.elapsed();
+        Ok((output, path))
+    }
+
+    /// Validates, executes and (only if everything holds) stores `block` as the new head.
+    pub fn import_block(&self, block: BlockWithBal) -> Result<ImportOutcome, BlockError> {
+        let start = Instant::now();
+        let mut timings = BlockTimings::default();
+        let BlockWithBal { block, bal } = block;
+        let header = &block.header;
+        let hash = header.hash_slow();
+
+        let parent = self.store.header(&header.parent_hash)?.ok_or(BlockError::UnknownParent(header.parent_hash))?;
+        if self.store.head()? != Some(header.parent_hash) {
+            return Err(BlockError::ParentStateUnavailable(header.parent_hash));
+        }
+        validate_header_against_parent(&self.config, header, &parent)?;
+        validate_body(&self.config, &block)?;
+        let amsterdam = self.config.fork_at(header.timestamp) >= Fork::Amsterdam;
+        match (&bal, amsterdam) {
+            (Some(bal), true) => validate_bal_shape(header, bal, block.body.transactions.len())?,
+            (None, true) => return Err(BlockError::BalMissing),
+            (Some(_), false) => return Err(BlockError::HeaderFieldMismatch("blockAccessList before Amsterdam")),
+            (None, false) => {}
+        }
+
+        let t = Instant::now();
+        let senders = recover_senders(&block)?;
+        timings.recover = t.elapsed();
+        let block = RecoveredBlock { hash, block, senders, bal };
+
+        let (output, path) = self.execute(&block, parent.number, &mut timings)?;
+
+        let t = Instant::now();
+        validate_execution_output(&self.config, &block, &output)?;
+        timings.validate = t.elapsed();
+
+        let t = Instant::now();
+        let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
+        let (state_root, state, change_set) = compute_state_update(&self.store, parent.state_root, &accounts, codes)?;
+        if state_root != block.block.header.state_root {
+            return Err(BlockError::StateRoot { expected: block.block.header.state_root, got: state_root });
+        }
+        timings.merkle = t.elapsed();
+
+        let t = Instant::now();
+        self.store.commit_block(BlockCommit {
+            hash,
+            block: &block.block,
+            bal: block.bal.as_ref(),
+            receipts: &receipts,
+            state,
+            change_set,
+        })?;
+        timings.store = t.elapsed();
+        timings.total = start.elapsed();
+
+        Ok(ImportOutcome {
+            hash,
+            number: block.block.header.number,
+            tx_count: block.block.body.transactions.len(),
+            gas_used,
+            path,
+            timings,
+        })
+    }
+}

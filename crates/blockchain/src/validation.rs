@@ -1,0 +1,134 @@
+//! Consensus checks that need no execution: the header against its parent, the body
+//! against the header, and the shape of the block-level access list.
+
+use crate::error::BlockError;
+use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
+use alloy_consensus::{Transaction as _, EMPTY_OMMER_ROOT_HASH};
+use alloy_eips::eip1559::BaseFeeParams;
+use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
+use alloy_eips::eip7928::{validate_block_access_list, BlockAccessListValidationError, ITEM_COST};
+use ethrex_common::{compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork, Header};
+
+const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
+const MIN_GAS_LIMIT: u64 = 5000;
+
+fn require(present: bool, expected: bool, field: &'static str) -> Result<(), BlockError> {
+    if present != expected {
+        return Err(BlockError::HeaderFieldMismatch(field));
+    }
+    Ok(())
+}
+
+/// Header fields that each fork adds must be present exactly from that fork on.
+pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(), BlockError> {
+    let fork = config.fork_at(header.timestamp);
+    require(header.base_fee_per_gas.is_some(), true, "baseFeePerGas")?;
+    require(header.withdrawals_root.is_some(), fork >= Fork::Shanghai, "withdrawalsRoot")?;
+    require(header.blob_gas_used.is_some(), fork >= Fork::Cancun, "blobGasUsed")?;
+    require(header.excess_blob_gas.is_some(), fork >= Fork::Cancun, "excessBlobGas")?;
+    require(header.parent_beacon_block_root.is_some(), fork >= Fork::Cancun, "parentBeaconBlockRoot")?;
+    require(header.requests_hash.is_some(), fork >= Fork::Prague, "requestsHash")?;
+    require(header.block_access_list_hash.is_some(), fork >= Fork::Amsterdam, "blockAccessListHash")?;
+    require(header.slot_number.is_some(), fork >= Fork::Amsterdam, "slotNumber")?;
+    if header.extra_data.len() > 32 {
+        return Err(BlockError::ExtraDataTooLong(header.extra_data.len()));
+    }
+    if !header.difficulty.is_zero() || !header.nonce.is_zero() || header.ommers_hash != EMPTY_OMMER_ROOT_HASH {
+        return Err(BlockError::InvalidPowFields);
+    }
+    Ok(())
+}
+
+pub fn validate_header_against_parent(config: &ChainConfig, header: &Header, parent: &Header) -> Result<(), BlockError> {
+    validate_header_fields(config, header)?;
+    if header.number != parent.number + 1 {
+        return Err(BlockError::InvalidNumber { expected: parent.number + 1, got: header.number });
+    }
+    if header.timestamp <= parent.timestamp {
+        return Err(BlockError::InvalidTimestamp { parent: parent.timestamp, got: header.timestamp });
+    }
+    let bound = parent.gas_limit / GAS_LIMIT_BOUND_DIVISOR;
+    if header.gas_limit.abs_diff(parent.gas_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
+        return Err(BlockError::InvalidGasLimit { parent: parent.gas_limit, got: header.gas_limit });
+    }
+    if header.gas_used > header.gas_limit {
+        return Err(BlockError::GasUsedOverLimit { used: header.gas_used, limit: header.gas_limit });
+    }
+    let expected_base_fee = parent
+        .next_block_base_fee(BaseFeeParams::ethereum())
+        .ok_or(BlockError::HeaderFieldMismatch("parent baseFeePerGas"))?;
+    if header.base_fee_per_gas != Some(expected_base_fee) {
+        return Err(BlockError::InvalidBaseFee { expected: expected_base_fee, got: header.base_fee_per_gas });
+    }
+    if let Some(params) = config.blob_params_at(header.timestamp) {
+        let expected = params.next_block_excess_blob_gas_osaka(
+            parent.excess_blob_gas.unwrap_or_default(),
+            parent.blob_gas_used.unwrap_or_default(),
+            parent.base_fee_per_gas.unwrap_or_default(),
+        );
+        if header.excess_blob_gas != Some(expected) {
+            return Err(BlockError::InvalidExcessBlobGas { expected, got: header.excess_blob_gas });
+        }
+    }
+    Ok(())
+}
+
+/// The body must be the one the header commits to.
+pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockError> {
+    let header = &block.header;
+    let body = &block.body;
+    if !body.ommers.is_empty() {
+        return Err(BlockError::InvalidPowFields);
+    }
+    let tx_root = calculate_transaction_root(&body.transactions);
+    if tx_root != header.transactions_root {
+        return Err(BlockError::TransactionsRoot { expected: header.transactions_root, got: tx_root });
+    }
+    match (&body.withdrawals, header.withdrawals_root) {
+        (Some(w), Some(expected)) => {
+            let got = calculate_withdrawals_root(w);
+            if got != expected {
+                return Err(BlockError::WithdrawalsRoot { expected, got });
+            }
+        }
+        (None, None) => {}
+        _ => return Err(BlockError::HeaderFieldMismatch("withdrawals")),
+    }
+    if let Some(params) = config.blob_params_at(header.timestamp) {
+        let blob_gas: u64 = body
+            .transactions
+            .iter()
+            .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * DATA_GAS_PER_BLOB)
+            .sum();
+        let max = params.max_blob_gas_per_block();
+        if blob_gas > max {
+            return Err(BlockError::BlobGasOverMax(blob_gas, max));
+        }
+        if header.blob_gas_used != Some(blob_gas) {
+            return Err(BlockError::BlobGasUsed { expected: header.blob_gas_used.unwrap_or_default(), got: blob_gas });
+        }
+    }
+    Ok(())
+}
+
+/// EIP-7928 checks on the BAL as received: it hashes to the header's commitment, it is in
+/// canonical form (ordered, unique, indices within the block) and within the size cap.
+pub fn validate_bal_shape(header: &Header, bal: &BlockAccessList, tx_count: usize) -> Result<(), BlockError> {
+    let expected = header.block_access_list_hash.ok_or(BlockError::HeaderFieldMismatch("blockAccessListHash"))?;
+    let got = compute_block_access_list_hash(bal);
+    if got != expected {
+        return Err(BlockError::BalHashMismatch { expected, got });
+    }
+    if let Err(e) = validate_block_access_list(bal, tx_count) {
+        return Err(match e {
+            BlockAccessListValidationError::BlockAccessIndexExceedsBlock { .. }
+            | BlockAccessListValidationError::BlockAccessIndexOutOfRange { .. } => BlockError::BalMismatch(e.to_string()),
+            other => BlockError::BalFormat(other.to_string()),
+        });
+    }
+    let items = alloy_eips::eip7928::total_bal_items(bal);
+    if items.saturating_mul(ITEM_COST as u64) > header.gas_limit {
+        return Err(BlockError::BalTooLarge { items, gas_limit: header.gas_limit });
+    }
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! Runs `blockchain_test` fixtures through the real import pipeline on a fresh store.
+
+use crate::fixture::{BlockchainTest, FixtureAccount, FixtureBlock};
+use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_rlp::Decodable;
+use ethrex_blockchain::genesis::{init_genesis, GenesisAccount};
+use ethrex_blockchain::{Blockchain, ImportOptions};
+use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork};
+use ethrex_storage::{DbKind, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Which execution path(s) the fixtures are run through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Sequential,
+    Parallel,
+    /// Both, and the two must agree on every block's verdict, receipts and BAL.
+    Both,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sequential" => Ok(Mode::Sequential),
+            "parallel" => Ok(Mode::Parallel),
+            "both" => Ok(Mode::Both),
+            other => Err(format!("unknown mode '{other}' (expected sequential, parallel or both)")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub db: DbKind,
+    pub mode: Mode,
+    /// Minimum transactions for the parallel path (0: every block with a BAL).
+    pub parallel_threshold: usize,
+    pub warmer: bool,
+}
+
+impl RunOptions {
+    pub fn new(db: DbKind, mode: Mode) -> Self {
+        Self { db, mode, parallel_threshold: 0, warmer: true }
+    }
+
+    fn import_options(&self, parallel: bool) -> ImportOptions {
+        ImportOptions { parallel, parallel_threshold: self.parallel_threshold, warmer: self.warmer }
+    }
+}
+
+/// What happened to one block, for comparing the two execution paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum BlockRecord {
+    Undecodable,
+    Rejected(&'static str),
+    Imported { hash: B256, receipts: Vec<ethrex_common::Receipt>, bal: Option<BlockAccessList> },
+}
+
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub file: PathBuf,
+    pub name: String,
+    /// `Err(reason)` when the case failed.
+    pub outcome: Result<(), String>,
+}
+
+/// Every `.json` file under the given paths (files are taken as they are), sorted.
+pub fn find_fixture_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if path.extension().is_some_and(|e| e == "json") {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Runs every blockchain test in one fixture file. A file that cannot be read or parsed
+/// yields one failed result naming the file.
+pub fn run_file(path: &Path, options: &RunOptions) -> Vec<CaseResult> {
+    let fail = |name: &str, reason: String| CaseResult { file: path.to_path_buf(), name: name.to_string(), outcome: Err(reason) };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return vec![fail("<file>", format!("cannot read: {e}"))],
+    };
+    let cases: BTreeMap<String, serde_json::Value> = match serde_json::from_str(&text) {
+        Ok(c) => c,
+        Err(e) => return vec![fail("<file>", format!("not a fixture file (invalid JSON): {e}"))],
+    };
+    cases
+        .into_iter()
+        .filter(|(_, v)| is_blockchain_test(v))
+        .map(|(name, value)| {
+            let outcome = serde_json::from_value::<BlockchainTest>(value)
+                .map_err(|e| format!("malformed fixture: {e}"))
+                .and_then(|test| run_case(&test, options));
+            CaseResult { file: path.to_path_buf(), name, outcome }
+        })
+        .collect()
+}
+
+/// `blockchain_test` fixtures have blocks and a genesis; engine and state tests do not.
+pub fn is_blockchain_test(value: &serde_json::Value) -> bool {
+    value.get("blocks").is_some() && value.get("genesisBlockHeader").is_some() && value.get("engineNewPayloads").is_none()
+}
+
+fn chain_config(test: &BlockchainTest) -> Result<ChainConfig, String> {
+    let fork = Fork::from_name(&test.network).ok_or_else(|| format!("unsupported network {}", test.network))?;
+    let chain_id = test.config.as_ref().and_then(|c| c.chainid).map(|c| c.saturating_to()).unwrap_or(1);
+    let mut config = ChainConfig::all_forks_at_genesis(chain_id, fork);
+    if let Some(c) = &test.config {
+        for (name, params) in &c.blob_schedule {
+            config.inner.blob_schedule.insert(name.to_lowercase(), params.to_params());
+        }
+    }
+    Ok(config)
+}
+
+fn decode_bal(json: Option<&serde_json::Value>) -> Result<Option<BlockAccessList>, String> {
+    json.map(|v| serde_json::from_value::<BlockAccessList>(v.clone()).map_err(|e| format!("block access list does not decode: {e}")))
+        .transpose()
+}
+
+fn decode_block(fixture: &FixtureBlock) -> Result<BlockWithBal, String> {
+    let mut rlp = fixture.rlp.as_ref();
+    let block = Block::decode(&mut rlp).map_err(|e| format!("block RLP does not decode: {e}"))?;
+    if !rlp.is_empty() {
+        return Err("block RLP has trailing bytes".into());
+    }
+    Ok(BlockWithBal { block, bal: decode_bal(fixture.bal_json())? })
+}
+
+fn open_store(options: &RunOptions) -> Result<(Store, Option<tempfile::TempDir>), String> {
+    match options.db {
+        DbKind::Memory => Ok((Store::in_memory(), None)),
+        kind => {
+            let dir = tempfile::tempdir().map_err(|e| format!("cannot create temp dir: {e}"))?;
+            let store = Store::open(kind, Some(dir.path())).map_err(|e| e.to_string())?;
+            Ok((store, Some(dir)))
+        }
+    }
+}
+
+pub fn run_case(test: &BlockchainTest, options: &RunOptions) -> Result<(), String> {
+    match options.mode {
+        Mode::Sequential => run_case_on_path(test, options, false).map(|_| ()),
+        Mode::Parallel => run_case_on_path(test, options, true).map(|_| ()),
+        Mode::Both => {
+            let sequential = run_case_on_path(test, options, false).map_err(|e| format!("sequential: {e}"))?;
+            let parallel = run_case_on_path(test, options, true).map_err(|e| format!("parallel: {e}"))?;
+            for (i, (s, p)) in sequential.iter().zip(&parallel).enumerate() {
+                if s != p {
+                    return Err(format!("block {i}: sequential and parallel paths disagree: {s:?} vs {p:?}"));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn run_case_on_path(test: &BlockchainTest, options: &RunOptions, parallel: bool) -> Result<Vec<BlockRecord>, String> {
+    let config = chain_config(test)?;
+    let (store, _dir) = open_store(options)?;
+
+    let genesis_block = Block::decode(&mut test.genesis_rlp.as_ref()).map_err(|e| format!("genesisRLP does not decode: {e}"))?;
+    let alloc: BTreeMap<Address, GenesisAccount> = test
+        .pre
+        .iter()
+        .map(|(a, acc)| {
+            (*a, GenesisAccount { nonce: acc.nonce.saturating_to(), balance: acc.balance, code: acc.code.clone(), storage: acc.storage.clone() })
+        })
+        .collect();
+    let genesis_hash = init_genesis(&store, genesis_block.header, &alloc).map_err(|e| format!("genesis: {e}"))?;
+    if genesis_hash != test.genesis_block_header.hash {
+        return Err(format!("genesis hash {genesis_hash} != fixture {}", test.genesis_block_header.hash));
+    }
+
+    let chain = Blockchain::new(store.clone(), config).with_options(options.import_options(parallel));
+    let mut records = Vec::with_capacity(test.blocks.len());
+    for (i, fixture_block) in test.blocks.iter().enumerate() {
+        let expected = fixture_block.expect_exception.as_deref();
+        let block = match decode_block(fixture_block) {
+            Ok(b) => b,
+            Err(_) if expected.is_some() => {
+                // Rejected at decoding, as a client receiving it would.
+                records.push(BlockRecord::Undecodable);
+                continue;
+            }
+            Err(reason) => return Err(format!("block {i}: {reason}")),
+        };
+        let hash = block.hash();
+        let head_before = store.head().map_err(|e| e.to_string())?;
+        match (chain.import_block(block), expected) {
+            (Ok(outcome), None) => {
+                let receipts = store.receipts(&outcome.hash).map_err(|e| e.to_string())?.unwrap_or_default();
+                let bal = store.bal(&outcome.hash).map_err(|e| e.to_string())?;
+                records.push(BlockRecord::Imported { hash: outcome.hash, receipts, bal });
+            }
+            (Ok(_), Some(exc)) => return Err(format!("block {i}: imported, but the fixture expects {exc}")),
+            (Err(e), None) => return Err(format!("block {i}: rejected: {e}")),
+            (Err(e), Some(exc)) => {
+                if !exc.split('|').any(|name| name.trim() == e.ef_exception()) {
+                    return Err(format!("block {i}: rejected as {} ({e}), fixture expects {exc}", e.ef_exception()));
+                }
+                let head_after = store.head().map_err(|e| e.to_string())?;
+                let leaked = store.header(&hash).map_err(|e| e.to_string())?.is_some()
+                    || store.bal(&hash).map_err(|e| e.to_string())?.is_some()
+                    || store.receipts(&hash).map_err(|e| e.to_string())?.is_some();
+                if head_after != head_before || leaked {
+                    return Err(format!("block {i}: rejected block left data in the store"));
+                }
+                records.push(BlockRecord::Rejected(e.ef_exception()));
+            }
+        }
+    }
+
+    let head = store.head().map_err(|e| e.to_string())?;
+    if head != Some(test.lastblockhash) {
+        return Err(format!("head {head:?} != lastblockhash {}", test.lastblockhash));
+    }
+    if let Some(post) = &test.post_state {
+        check_post_state(&store, post)?;
+    }
+    Ok(records)
+}
+
+fn check_post_state(store: &Store, post: &BTreeMap<Address, FixtureAccount>) -> Result<(), String> {
+    let err = |e: ethrex_storage::StoreError| e.to_string();
+    for (address, expected) in post {
+        let account = store.account(address).map_err(err)?.ok_or_else(|| format!("post state: account {address} missing"))?;
+        if U256::from(account.nonce) != expected.nonce {
+            return Err(format!("post state: {address} nonce {} != {}", account.nonce, expected.nonce));
+        }
+        if account.balance != expected.balance {
+            return Err(format!("post state: {address} balance {} != {}", account.balance, expected.balance));
+        }
+        if account.code_hash != keccak256(&expected.code) {
+            return Err(format!("post state: {address} code differs"));
+        }
+        let stored: BTreeMap<U256, U256> = store.storage_entries(address).map_err(err)?.into_iter().collect();
+        let wanted: BTreeMap<U256, U256> = expected.storage.iter().filter(|(_, v)| !v.is_zero()).map(|(k, v)| (*k, *v)).collect();
+        if stored != wanted {
+            return Err(format!("post state: {address} storage {stored:?} != {wanted:?}"));
+        }
+    }
+    let accounts = store.all_accounts().map_err(err)?;
+    if let Some((extra, _)) = accounts.iter().find(|(a, _)| !post.contains_key(a)) {
+        return Err(format!("post state: unexpected account {extra}"));
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! Runs every EF blockchain test under `$EEST_FIXTURES` (default `../shared/fixtures/eest`
+//! next to the workspace) on each database backend.
+
+use ethrex_ef_tests::{find_fixture_files, run_file, Mode, RunOptions};
+use ethrex_storage::DbKind;
+use rayon::prelude::*;
+use std::path::PathBuf;
+
+fn fixtures_dir() -> PathBuf {
+    match std::env::var_os("EEST_FIXTURES") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/eest"),
+    }
+}
+
+fn run_all(db: DbKind, mode: Mode) {
+    let dir = fixtures_dir();
+    let files = find_fixture_files(&[dir.clone()]).unwrap_or_else(|e| panic!("fixtures at {}: {e}", dir.display()));
+    assert!(!files.is_empty(), "no fixtures under {}", dir.display());
+    let results: Vec<_> = files.par_iter().flat_map_iter(|f| run_file(f, &RunOptions::new(db, mode))).collect();
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.outcome.as_ref().err().map(|e| format!("{} :: {}: {e}", r.file.display(), r.name)))
+        .collect();
+    assert!(results.len() >= 1);
+    assert!(failures.is_empty(), "{} of {} EF tests failed on {db:?}:\n{}", failures.len(), results.len(), failures.join("\n"));
+}
+
+// `Both` runs every fixture through the sequential and the parallel path (threshold 0,
+// so even one-transaction blocks go parallel) and requires identical verdicts, receipts
+// and BALs.
+#[test]
+fn eest_memory_both_paths() {
+    run_all(DbKind::Memory, Mode::Both);
+}
+
+#[test]
+fn eest_mdbx_both_paths() {
+    run_all(DbKind::Mdbx, Mode::Both);
+}
+
+#[test]
+fn eest_rocksdb_both_paths() {
+    run_all(DbKind::Rocksdb, Mode::Both);
+}

@@ -1,0 +1,55 @@
+//! In-memory backend for tests: one ordered map per table behind a single lock, so a
+//! batch is applied atomically with respect to readers.
+
+use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::StoreError;
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+
+type Map = BTreeMap<Vec<u8>, Vec<u8>>;
+
+#[derive(Default)]
+pub struct MemoryBackend {
+    tables: RwLock<Vec<Map>>,
+}
+
+impl MemoryBackend {
+    pub fn new() -> Self {
+        Self { tables: RwLock::new(vec![Map::new(); Table::ALL.len()]) }
+    }
+}
+
+impl KvBackend for MemoryBackend {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.tables.read()[table.index()].get(key).cloned())
+    }
+
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        let tables = self.tables.read();
+        Ok(tables[table.index()]
+            .range(prefix.to_vec()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
+    fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        let mut tables = self.tables.write();
+        for (table, key, value) in batch.ops {
+            let map = &mut tables[table.index()];
+            match value {
+                Some(v) => {
+                    map.insert(key, v);
+                }
+                None => {
+                    map.remove(&key);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+}

@@ -1,0 +1,303 @@
+//! Typed access to the tables, and the atomic block commit.
+
+use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::changeset::ChangeSet;
+use crate::memory::MemoryBackend;
+use crate::StoreError;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_rlp::{Decodable, Encodable};
+use ethrex_common::{AccountState, Block, BlockAccessList, BlockBody, Header, Receipt};
+use ethrex_trie::{NodeReader, TrieError};
+use std::path::Path;
+use std::sync::Arc;
+
+const HEAD_KEY: &[u8] = b"head";
+const GENESIS_KEY: &[u8] = b"genesis";
+
+/// Which key-value backend holds the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbKind {
+    Memory,
+    Mdbx,
+    Rocksdb,
+}
+
+impl std::str::FromStr for DbKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "memory" => Ok(DbKind::Memory),
+            "mdbx" => Ok(DbKind::Mdbx),
+            "rocksdb" => Ok(DbKind::Rocksdb),
+            other => Err(format!("unknown database '{other}' (expected memory, mdbx or rocksdb)")),
+        }
+    }
+}
+
+/// Flat state and trie changes of one block, ready to be written.
+#[derive(Debug, Default, Clone)]
+pub struct StateUpdate {
+    /// New account records (`None`: the account no longer exists).
+    pub accounts: Vec<(Address, Option<AccountState>)>,
+    /// New storage values (zero deletes the slot).
+    pub storage: Vec<(Address, U256, U256)>,
+    /// Storage slots removed because the account was destroyed or recreated.
+    pub wiped_storage: Vec<(Address, U256)>,
+    pub codes: Vec<(B256, Bytes)>,
+    pub trie_nodes: Vec<(B256, Vec<u8>)>,
+}
+
+/// Everything one imported block writes, committed in one batch.
+pub struct BlockCommit<'a> {
+    pub hash: B256,
+    pub block: &'a Block,
+    pub bal: Option<&'a BlockAccessList>,
+    pub receipts: &'a [Receipt],
+    pub state: StateUpdate,
+    pub change_set: ChangeSet,
+}
+
+#[derive(Clone)]
+pub struct Store {
+    backend: Arc<dyn KvBackend>,
+}
+
+fn corrupt(table: Table, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt { table: table.name(), reason: e.to_string() }
+}
+
+fn decode<T: Decodable>(table: Table, bytes: &[u8]) -> Result<T, StoreError> {
+    let mut buf = bytes;
+    T::decode(&mut buf).map_err(|e| corrupt(table, e))
+}
+
+fn storage_key(address: &Address, slot: &U256) -> Vec<u8> {
+    let mut key = Vec::with_capacity(52);
+    key.extend_from_slice(address.as_slice());
+    key.extend_from_slice(&slot.to_be_bytes::<32>());
+    key
+}
+
+fn encode_u256(value: &U256) -> Vec<u8> {
+    value.to_be_bytes_trimmed_vec()
+}
+
+impl Store {
+    pub fn new(backend: Arc<dyn KvBackend>) -> Self {
+        Self { backend }
+    }
+
+    pub fn in_memory() -> Self {
+        Self::new(Arc::new(MemoryBackend::new()))
+    }
+
+    /// Opens (creating if needed) a store. `path` is required for on-disk backends.
+    pub fn open(kind: DbKind, path: Option<&Path>) -> Result<Self, StoreError> {
+        let need_path = || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
+        Ok(match kind {
+            DbKind::Memory => Self::in_memory(),
+            DbKind::Mdbx => Self::new(Arc::new(crate::mdbx::MdbxBackend::open(need_path()?)?)),
+            DbKind::Rocksdb => Self::new(Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?)),
+        })
+    }
+
+    pub fn backend_kind(&self) -> &'static str {
+        self.backend.kind()
+    }
+
+    pub fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        self.backend.write(batch)
+    }
+
+    // ---- chain data ----
+
+    pub fn header(&self, hash: &B256) -> Result<Option<Header>, StoreError> {
+        self.backend
+            .get(Table::Headers, hash.as_slice())?
+            .map(|b| decode(Table::Headers, &b))
+            .transpose()
+    }
+
+    pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StoreError> {
+        match self.backend.get(Table::HeaderNumbers, hash.as_slice())? {
+            None => Ok(None),
+            Some(b) => Ok(Some(u64::from_be_bytes(
+                b.as_slice().try_into().map_err(|_| corrupt(Table::HeaderNumbers, "not 8 bytes"))?,
+            ))),
+        }
+    }
+
+    pub fn canonical_hash(&self, number: u64) -> Result<Option<B256>, StoreError> {
+        match self.backend.get(Table::CanonicalHashes, &number.to_be_bytes())? {
+            None => Ok(None),
+            Some(b) if b.len() == 32 => Ok(Some(B256::from_slice(&b))),
+            Some(_) => Err(corrupt(Table::CanonicalHashes, "not 32 bytes")),
+        }
+    }
+
+    pub fn body(&self, hash: &B256) -> Result<Option<BlockBody>, StoreError> {
+        self.backend.get(Table::Bodies, hash.as_slice())?.map(|b| decode(Table::Bodies, &b)).transpose()
+    }
+
+    pub fn block(&self, hash: &B256) -> Result<Option<Block>, StoreError> {
+        let (Some(header), Some(body)) = (self.header(hash)?, self.body(hash)?) else {
+            return Ok(None);
+        };
+        Ok(Some(Block { header, body }))
+    }
+
+    pub fn receipts(&self, hash: &B256) -> Result<Option<Vec<Receipt>>, StoreError> {
+        self.backend.get(Table::Receipts, hash.as_slice())?.map(|b| decode(Table::Receipts, &b)).transpose()
+    }
+
+    pub fn bal(&self, hash: &B256) -> Result<Option<BlockAccessList>, StoreError> {
+        self.backend.get(Table::Bals, hash.as_slice())?.map(|b| decode(Table::Bals, &b)).transpose()
+    }
+
+    pub fn change_set(&self, hash: &B256) -> Result<Option<ChangeSet>, StoreError> {
+        self.backend.get(Table::ChangeSets, hash.as_slice())?.map(|b| ChangeSet::decode(&b)).transpose()
+    }
+
+    fn meta_hash(&self, key: &[u8]) -> Result<Option<B256>, StoreError> {
+        match self.backend.get(Table::Meta, key)? {
+            None => Ok(None),
+            Some(b) if b.len() == 32 => Ok(Some(B256::from_slice(&b))),
+            Some(_) => Err(corrupt(Table::Meta, "hash not 32 bytes")),
+        }
+    }
+
+    /// Hash of the block whose state the flat tables hold.
+    pub fn head(&self) -> Result<Option<B256>, StoreError> {
+        self.meta_hash(HEAD_KEY)
+    }
+
+    pub fn head_header(&self) -> Result<Option<Header>, StoreError> {
+        match self.head()? {
+            None => Ok(None),
+            Some(h) => self.header(&h),
+        }
+    }
+
+    pub fn genesis_hash(&self) -> Result<Option<B256>, StoreError> {
+        self.meta_hash(GENESIS_KEY)
+    }
+
+    // ---- state of the head block ----
+
+    pub fn account(&self, address: &Address) -> Result<Option<AccountState>, StoreError> {
+        self.backend.get(Table::Accounts, address.as_slice())?.map(|b| decode(Table::Accounts, &b)).transpose()
+    }
+
+    pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreError> {
+        Ok(self
+            .backend
+            .get(Table::Storage, &storage_key(address, slot))?
+            .map(|b| U256::try_from_be_slice(&b).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes")))
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    /// Every non-zero slot of an account (used when an account's storage is wiped).
+    pub fn storage_entries(&self, address: &Address) -> Result<Vec<(U256, U256)>, StoreError> {
+        self.backend
+            .scan_prefix(Table::Storage, address.as_slice())?
+            .into_iter()
+            .map(|(k, v)| {
+                if k.len() != 52 {
+                    return Err(corrupt(Table::Storage, "key not 52 bytes"));
+                }
+                let value = U256::try_from_be_slice(&v).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes"))?;
+                Ok((U256::from_be_slice(&k[20..]), value))
+            })
+            .collect()
+    }
+
+    pub fn code(&self, code_hash: &B256) -> Result<Option<Bytes>, StoreError> {
+        Ok(self.backend.get(Table::Code, code_hash.as_slice())?.map(Bytes::from))
+    }
+
+    /// Every account of the flat state (export, tests; walks the whole table).
+    pub fn all_accounts(&self) -> Result<Vec<(Address, AccountState)>, StoreError> {
+        self.backend
+            .scan_prefix(Table::Accounts, &[])?
+            .into_iter()
+            .map(|(k, v)| {
+                if k.len() != 20 {
+                    return Err(corrupt(Table::Accounts, "key not 20 bytes"));
+                }
+                Ok((Address::from_slice(&k), decode(Table::Accounts, &v)?))
+            })
+            .collect()
+    }
+
+    // ---- writes ----
+
+    fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
+        for (address, slot) in &state.wiped_storage {
+            batch.delete(Table::Storage, storage_key(address, slot));
+        }
+        for (address, account) in &state.accounts {
+            match account {
+                Some(a) => batch.put(Table::Accounts, address.as_slice(), alloy_rlp::encode(a)),
+                None => batch.delete(Table::Accounts, address.as_slice()),
+            }
+        }
+        for (address, slot, value) in &state.storage {
+            if value.is_zero() {
+                batch.delete(Table::Storage, storage_key(address, slot));
+            } else {
+                batch.put(Table::Storage, storage_key(address, slot), encode_u256(value));
+            }
+        }
+        for (hash, code) in state.codes {
+            batch.put(Table::Code, hash.as_slice(), code.to_vec());
+        }
+        for (hash, node) in state.trie_nodes {
+            batch.put(Table::TrieNodes, hash.as_slice(), node);
+        }
+    }
+
+    fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
+        let number = block.header.number;
+        batch.put(Table::Headers, hash.as_slice(), alloy_rlp::encode(&block.header));
+        batch.put(Table::HeaderNumbers, hash.as_slice(), number.to_be_bytes().to_vec());
+        batch.put(Table::Bodies, hash.as_slice(), alloy_rlp::encode(&block.body));
+    }
+
+    /// Writes the genesis block and its state, and makes it the head.
+    pub fn commit_genesis(&self, hash: B256, block: &Block, state: StateUpdate) -> Result<(), StoreError> {
+        let mut batch = WriteBatch::new();
+        Self::put_block_data(&mut batch, &hash, block);
+        batch.put(Table::Receipts, hash.as_slice(), alloy_rlp::encode(Vec::<Receipt>::new()));
+        batch.put(Table::CanonicalHashes, 0u64.to_be_bytes().to_vec(), hash.to_vec());
+        Self::put_state(&mut batch, state);
+        batch.put(Table::Meta, GENESIS_KEY, hash.to_vec());
+        batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
+        self.write(batch)
+    }
+
+    /// Writes a validated block, its state changes and change set, and makes it the
+    /// canonical head — all in one atomic batch.
+    pub fn commit_block(&self, commit: BlockCommit<'_>) -> Result<(), StoreError> {
+        let mut batch = WriteBatch::new();
+        let hash = commit.hash;
+        Self::put_block_data(&mut batch, &hash, commit.block);
+        let mut receipts_rlp = Vec::new();
+        commit.receipts.to_vec().encode(&mut receipts_rlp);
+        batch.put(Table::Receipts, hash.as_slice(), receipts_rlp);
+        if let Some(bal) = commit.bal {
+            batch.put(Table::Bals, hash.as_slice(), alloy_rlp::encode(bal));
+        }
+        batch.put(Table::ChangeSets, hash.as_slice(), commit.change_set.encode());
+        batch.put(Table::CanonicalHashes, commit.block.header.number.to_be_bytes().to_vec(), hash.to_vec());
+        Self::put_state(&mut batch, commit.state);
+        batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
+        self.write(batch)
+    }
+}
+
+impl NodeReader for Store {
+    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(self.backend.get(Table::TrieNodes, hash.as_slice())?)
+    }
+}

@@ -1,0 +1,73 @@
+//! Persistent, incremental Ethereum Merkle-Patricia trie.
+//!
+//! Nodes live in a content-addressed store (`keccak256(rlp) -> rlp`) and are
+//! loaded lazily, so an update only reads and rewrites the paths it touches.
+//! Writing is left to the caller: [`Trie::commit`] hands back the new nodes so
+//! they can go into the same atomic batch as the rest of a block.
+
+mod hash;
+mod nibbles;
+mod node;
+mod trie;
+
+use alloy_primitives::B256;
+use std::collections::{BTreeMap, HashMap};
+
+pub use alloy_trie::EMPTY_ROOT_HASH;
+pub use trie::Trie;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrieError {
+    #[error("trie node {0} missing from store")]
+    MissingNode(B256),
+    #[error("corrupt trie node {hash}: {reason}")]
+    CorruptNode { hash: B256, reason: String },
+    #[error("store error: {0}")]
+    Store(String),
+}
+
+/// Read access to stored nodes (the storage crate implements it over its DB;
+/// a HashMap impl is provided for tests).
+pub trait NodeReader: Sync {
+    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError>;
+}
+
+impl<S: std::hash::BuildHasher + Sync> NodeReader for HashMap<B256, Vec<u8>, S> {
+    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(self.get(hash).cloned())
+    }
+}
+
+impl<T: NodeReader + ?Sized> NodeReader for &T {
+    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
+        (**self).get_node(hash)
+    }
+}
+
+/// Nodes produced by a commit, to be written to the store in the caller's
+/// atomic batch.
+pub type NewNodes = Vec<(B256, Vec<u8>)>;
+
+/// Applies a batch of `(key, Some(value) | None)` updates (`None` deletes) to
+/// the trie at `root` and commits. Later duplicates of a key win.
+pub fn apply_updates<R: NodeReader + ?Sized>(
+    reader: &R,
+    root: B256,
+    updates: impl IntoIterator<Item = (B256, Option<Vec<u8>>)>,
+) -> Result<(B256, NewNodes), TrieError> {
+    let mut trie = Trie::new(reader, root);
+    trie.update_batch(updates)?;
+    trie.commit()
+}
+
+/// Root of a full key/value set computed with `alloy_trie::HashBuilder`, an
+/// independent implementation used as a reference. Input need not be sorted;
+/// later duplicates win and empty values count as absent.
+pub fn root_from_scratch(entries: impl IntoIterator<Item = (B256, Vec<u8>)>) -> B256 {
+    let sorted: BTreeMap<B256, Vec<u8>> = entries.into_iter().collect();
+    let mut builder = alloy_trie::HashBuilder::default();
+    for (key, value) in sorted.iter().filter(|(_, v)| !v.is_empty()) {
+        builder.add_leaf(alloy_trie::Nibbles::unpack(key), value);
+    }
+    builder.root()
+}

@@ -1,0 +1,105 @@
+//! A read cache shared by every execution worker, over any revm `DatabaseRef` (the
+//! store). Sharded maps (`DashMap` with the Fx hasher) keep concurrent readers off a
+//! global lock; values are immutable for the duration of a block because the cache sits
+//! under the pre-block state only.
+
+use alloy_primitives::{Address, B256, U256};
+use dashmap::DashMap;
+use revm::database_interface::DatabaseRef;
+use revm::state::{AccountInfo, Bytecode};
+use rustc_hash::FxBuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+type FxDashMap<K, V> = DashMap<K, V, FxBuildHasher>;
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+pub struct CachingDb<DB> {
+    inner: DB,
+    accounts: FxDashMap<Address, Option<AccountInfo>>,
+    storage: FxDashMap<(Address, U256), U256>,
+    code: FxDashMap<B256, Bytecode>,
+    block_hashes: FxDashMap<u64, B256>,
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl<DB> CachingDb<DB> {
+    pub fn new(inner: DB) -> Self {
+        Self {
+            inner,
+            accounts: DashMap::with_hasher(FxBuildHasher),
+            storage: DashMap::with_hasher(FxBuildHasher),
+            code: DashMap::with_hasher(FxBuildHasher),
+            block_hashes: DashMap::with_hasher(FxBuildHasher),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
+    }
+
+    /// Puts analysed bytecode in the cache so that workers share one copy.
+    pub fn insert_code(&self, hash: B256, code: Bytecode) {
+        self.code.insert(hash, code);
+    }
+
+    fn hit(&self) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+    }
+    fn miss(&self) {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl<DB: DatabaseRef> DatabaseRef for CachingDb<DB> {
+    type Error = DB::Error;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
+        if let Some(v) = self.accounts.get(&address) {
+            self.hit();
+            return Ok(v.clone());
+        }
+        self.miss();
+        let v = self.inner.basic_ref(address)?;
+        self.accounts.insert(address, v.clone());
+        Ok(v)
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
+        if let Some(v) = self.code.get(&code_hash) {
+            self.hit();
+            return Ok(v.clone());
+        }
+        self.miss();
+        let v = self.inner.code_by_hash_ref(code_hash)?;
+        self.code.insert(code_hash, v.clone());
+        Ok(v)
+    }
+
+    fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
+        if let Some(v) = self.storage.get(&(address, index)) {
+            self.hit();
+            return Ok(*v);
+        }
+        self.miss();
+        let v = self.inner.storage_ref(address, index)?;
+        self.storage.insert((address, index), v);
+        Ok(v)
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
+        if let Some(v) = self.block_hashes.get(&number) {
+            return Ok(*v);
+        }
+        let v = self.inner.block_hash_ref(number)?;
+        self.block_hashes.insert(number, v);
+        Ok(v)
+    }
+}

@@ -1,0 +1,77 @@
+//! Fork rules and environments: `Fork` -> revm `SpecId`, block header -> `BlockEnv`,
+//! signed transaction -> `TxEnv`.
+
+use alloy_consensus::{Transaction as _, Typed2718};
+use alloy_primitives::{Address, TxKind, U256};
+use ethrex_common::{ChainConfig, Fork, Header, Transaction};
+use revm::context::{BlockEnv, CfgEnv, TxEnv};
+use revm::context_interface::block::BlobExcessGasAndPrice;
+use revm::context_interface::either::Either;
+use revm::primitives::hardfork::SpecId;
+
+pub fn spec_id(fork: Fork) -> SpecId {
+    match fork {
+        Fork::Paris => SpecId::MERGE,
+        Fork::Shanghai => SpecId::SHANGHAI,
+        Fork::Cancun => SpecId::CANCUN,
+        Fork::Prague => SpecId::PRAGUE,
+        Fork::Osaka => SpecId::OSAKA,
+        Fork::Amsterdam => SpecId::AMSTERDAM,
+    }
+}
+
+pub fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
+    let fork = config.fork_at(header.timestamp);
+    let mut cfg = CfgEnv::default();
+    cfg.chain_id = config.chain_id();
+    cfg.set_spec_and_mainnet_gas_params(spec_id(fork));
+    if let Some(params) = config.blob_params_at(header.timestamp) {
+        cfg.max_blobs_per_tx = Some(params.max_blobs_per_tx);
+        cfg.blob_base_fee_update_fraction = Some(params.update_fraction as u64);
+    }
+    cfg
+}
+
+pub fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
+    let blob = match (header.excess_blob_gas, config.blob_params_at(header.timestamp)) {
+        (Some(excess), Some(params)) => Some(BlobExcessGasAndPrice::new(excess, params.update_fraction as u64)),
+        _ => None,
+    };
+    BlockEnv {
+        number: U256::from(header.number),
+        beneficiary: header.beneficiary,
+        timestamp: U256::from(header.timestamp),
+        gas_limit: header.gas_limit,
+        basefee: header.base_fee_per_gas.unwrap_or_default(),
+        difficulty: header.difficulty,
+        prevrandao: Some(header.mix_hash),
+        blob_excess_gas_and_price: blob,
+        slot_num: header.slot_number.unwrap_or_default(),
+    }
+}
+
+pub fn tx_env(tx: &Transaction, sender: Address) -> TxEnv {
+    let authorization_list = tx
+        .authorization_list()
+        .map(|list| list.iter().cloned().map(Either::Left).collect())
+        .unwrap_or_default();
+    TxEnv {
+        tx_type: tx.ty(),
+        caller: sender,
+        gas_limit: tx.gas_limit(),
+        gas_price: if tx.is_dynamic_fee() { tx.max_fee_per_gas() } else { tx.gas_price().unwrap_or_default() },
+        kind: match tx.to() {
+            Some(to) => TxKind::Call(to),
+            None => TxKind::Create,
+        },
+        value: tx.value(),
+        data: tx.input().clone(),
+        nonce: tx.nonce(),
+        chain_id: tx.chain_id(),
+        access_list: tx.access_list().cloned().unwrap_or_default(),
+        gas_priority_fee: tx.max_priority_fee_per_gas(),
+        blob_hashes: tx.blob_versioned_hashes().map(|h| h.to_vec()).unwrap_or_default(),
+        max_fee_per_blob_gas: tx.max_fee_per_blob_gas().unwrap_or_default(),
+        authorization_list,
+    }
+}

@@ -1,0 +1,67 @@
+//! What executing a block produces, independent of how it was executed.
+
+use alloy_eips::eip7685::Requests;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use ethrex_common::{BlockAccessList, Receipt};
+use revm::database::BundleState;
+
+/// The post-block value of an account the block changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountChange {
+    pub address: Address,
+    /// `(nonce, balance, code_hash)` after the block; `None`: the account does not exist.
+    pub info: Option<(u64, U256, B256)>,
+    /// The account's storage before the block no longer applies (destroyed or recreated);
+    /// `storage` then lists every slot it has after the block.
+    pub storage_wiped: bool,
+    /// Slots whose value differs from the pre-block value, with the new value.
+    pub storage: Vec<(U256, U256)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct BlockExecutionOutput {
+    pub receipts: Vec<Receipt>,
+    /// Block gas used as the header commits to it (EIP-7778 rules from Amsterdam on).
+    pub gas_used: u64,
+    /// Execution requests (EIP-7685), from Prague on.
+    pub requests: Option<Requests>,
+    /// The access list execution produced (Amsterdam).
+    pub bal: Option<BlockAccessList>,
+    /// Changed accounts, sorted by address.
+    pub accounts: Vec<AccountChange>,
+    /// Bytecode deployed by the block.
+    pub codes: Vec<(B256, Bytes)>,
+}
+
+/// Flattens revm's bundle into account changes sorted by address.
+pub fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
+    let mut accounts: Vec<AccountChange> = bundle
+        .state
+        .into_iter()
+        .map(|(address, account)| {
+            let storage_wiped = account.was_destroyed();
+            let mut storage: Vec<(U256, U256)> = account
+                .storage
+                .iter()
+                .filter(|(_, slot)| storage_wiped || slot.is_changed())
+                .map(|(k, slot)| (*k, slot.present_value))
+                .collect();
+            storage.sort_unstable_by_key(|(k, _)| *k);
+            AccountChange {
+                address,
+                info: account.info.map(|i| (i.nonce, i.balance, i.code_hash)),
+                storage_wiped,
+                storage,
+            }
+        })
+        .collect();
+    accounts.sort_unstable_by_key(|a| a.address);
+    let mut codes: Vec<(B256, Bytes)> = bundle
+        .contracts
+        .into_iter()
+        .filter(|(hash, _)| *hash != ethrex_common::KECCAK_EMPTY)
+        .map(|(hash, code)| (hash, code.original_bytes()))
+        .collect();
+    codes.sort_unstable_by_key(|(h, _)| *h);
+    (accounts, codes)
+}

@@ -1,0 +1,152 @@
+//! Parallel block execution driven by the header's block-level access list.
+//!
+//! With a BAL, the state every transaction starts from is known up front: the pre-block
+//! state plus the BAL writes with a lower index. Each transaction therefore runs on its own
+//! small view (shared cache + the BAL read lazily at its index) on the rayon pool, and its
+//! writes are checked against the header BAL inside the worker. After the join, results
+//! are committed in block order into one state, which rebuilds the whole BAL exactly as
+//! the sequential path does, and the post-block stage runs on top.
+//!
+//! Verdicts: when no transaction's writes disagree with the header BAL, every
+//! transaction saw its exact pre-state, so the first failure in block order (invalid
+//! transaction or block gas overflow) is the same failure the sequential path finds.
+//! When some transaction's writes disagree, later transactions may have run on wrong
+//! state; the caller must then let the sequential path decide the verdict
+//! (`ParallelOutcome::BalMismatch`).
+
+use crate::bal_index::{diff_writes, writes_by_index, IndexWrites};
+use crate::env::tx_env;
+use crate::error::ExecutionError;
+use crate::output::BlockExecutionOutput;
+use crate::sequential::{build_receipt, evm_error, finish, run_post_block, run_pre_block, BlockEnvs, GasCounter};
+use alloy_consensus::{Transaction as _, Typed2718};
+use ethrex_common::{BlockAccessList, ChainConfig, RecoveredBlock};
+use revm::context_interface::result::ExecutionResult;
+use revm::database::{State, WrapDatabaseRef};
+use revm::database_interface::DatabaseRef;
+use revm::state::bal::{Bal, BlockAccessIndex};
+use revm::state::EvmState;
+use revm::{Context, ExecuteEvm, MainBuilder, MainContext};
+use revm::DatabaseCommit;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// What the parallel path concluded.
+#[derive(Debug)]
+pub enum ParallelOutcome {
+    /// Executed; the output's BAL is the one execution produced (compare it with the header).
+    Executed(BlockExecutionOutput),
+    /// Some transaction's writes disagree with the header BAL; the verdict must come from
+    /// sequential execution. `reason` describes the first disagreement.
+    BalMismatch { reason: String },
+}
+
+/// One transaction's result, computed on a worker.
+struct TxRun {
+    result: Result<(ExecutionResult, EvmState), ExecutionError>,
+    /// First disagreement between this transaction's writes and the header BAL.
+    bal_mismatch: Option<String>,
+}
+
+fn run_one<DB>(
+    db: &DB,
+    bal: &Arc<Bal>,
+    header_writes: &IndexWrites,
+    envs: &BlockEnvs,
+    index: usize,
+    tx: &ethrex_common::Transaction,
+    sender: alloy_primitives::Address,
+) -> TxRun
+where
+    DB: DatabaseRef + Sync,
+    DB::Error: std::fmt::Display,
+{
+    let bal_index = index + 1;
+    let mut state = State::builder()
+        .with_database(WrapDatabaseRef(db))
+        .with_bal(bal.clone())
+        .with_bal_builder()
+        .build();
+    state.set_bal_index(BlockAccessIndex(bal_index as u64));
+    let outcome = {
+        let mut evm = Context::mainnet()
+            .with_block(envs.block.clone())
+            .with_cfg(envs.cfg.clone())
+            .with_db(&mut state)
+            .build_mainnet();
+        evm.transact(tx_env(tx, sender))
+    };
+    match outcome {
+        Err(e) => {
+            let error = evm_error(index, e);
+            // A read of an account or slot the BAL does not list surfaces as a database
+            // error of the BAL view: that is the BAL's fault, not the transaction's.
+            let bal_mismatch = matches!(error, ExecutionError::Database(_))
+                .then(|| format!("index {bal_index}: transaction read state the BAL does not list ({error})"));
+            TxRun { result: Err(error), bal_mismatch }
+        }
+        Ok(r) => {
+            state.bal_state.commit(&r.state);
+            let produced = state
+                .take_built_alloy_bal()
+                .map(|partial| writes_by_index(&partial, bal_index + 1).swap_remove(bal_index))
+                .unwrap_or_default();
+            let bal_mismatch = diff_writes(bal_index, header_writes, &produced);
+            TxRun { result: Ok((r.result, r.state)), bal_mismatch }
+        }
+    }
+}
+
+/// Executes `block` with its transactions in parallel, reading through `db` (the shared
+/// cache over the parent's state) and the header `bal` (already shape-checked).
+pub fn execute_block_parallel<DB>(
+    db: &DB,
+    block: &RecoveredBlock,
+    config: &ChainConfig,
+    bal: &BlockAccessList,
+) -> Result<ParallelOutcome, ExecutionError>
+where
+    DB: DatabaseRef + Sync,
+    DB::Error: std::fmt::Display,
+{
+    let header = &block.block.header;
+    let envs = BlockEnvs::new(config, header);
+    let txs = &block.block.body.transactions;
+    let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecutionError::Bal(format!("{e:?}")))?);
+    let header_writes = writes_by_index(bal, txs.len() + 2);
+
+    // The state everything is finally committed into, in block order.
+    let mut state = State::builder()
+        .with_database(WrapDatabaseRef(db))
+        .with_bundle_update()
+        .with_bal_builder()
+        .build();
+    state.reset_bal_index();
+    run_pre_block(&mut state, &envs, header)?;
+
+    let runs: Vec<TxRun> = txs
+        .par_iter()
+        .zip(block.senders.par_iter())
+        .enumerate()
+        .map(|(index, (tx, sender))| run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, *sender))
+        .collect();
+
+    let mut receipts = Vec::with_capacity(txs.len());
+    let mut gas = GasCounter::default();
+    for (index, (tx, run)) in txs.iter().zip(runs).enumerate() {
+        // Same order as the sequential path: the gas check comes before the transaction.
+        gas.check_fits(envs.fork, header.gas_limit, index, tx.gas_limit())?;
+        if let Some(reason) = run.bal_mismatch {
+            return Ok(ParallelOutcome::BalMismatch { reason });
+        }
+        let (result, evm_state) = run.result?;
+        state.bump_bal_index();
+        gas.add(result.gas());
+        let success = result.is_success();
+        let logs = result.into_logs();
+        state.commit(evm_state);
+        receipts.push(build_receipt(tx.ty(), success, gas.cumulative_tx_gas, logs));
+    }
+    let requests = run_post_block(&mut state, &envs, block, config, &receipts)?;
+    Ok(ParallelOutcome::Executed(finish(state, true, receipts, gas.block_gas(envs.fork), requests)))
+}
