@@ -7,7 +7,7 @@
 
 use crate::error::BlockError;
 use crate::state_root::compute_state_update;
-use crate::validation::{validate_bal_shape, validate_body, validate_header_against_parent};
+use crate::validation::{account_order_violation, validate_bal_shape, validate_body, validate_header_against_parent};
 use alloy_consensus::proofs::calculate_receipt_root;
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_primitives::{Address, Bloom, B256};
@@ -149,6 +149,17 @@ pub fn validate_execution_output(
     }
     if let Some(expected) = &block.bal {
         let got = output.bal.as_ref().ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
+        if let Some(violation) = account_order_violation(expected) {
+            let mut named: Vec<Address> = expected.iter().map(|a| a.address).collect();
+            named.sort_unstable();
+            named.dedup();
+            let touched: Vec<Address> = got.iter().map(|a| a.address).collect();
+            return Err(if named == touched {
+                BlockError::BalFormat(violation)
+            } else {
+                BlockError::BalMismatch(format!("{violation}; and the accounts listed differ from those execution touched"))
+            });
+        }
         if got != expected {
             return Err(BlockError::BalMismatch(first_bal_difference(expected, got)));
         }
@@ -173,6 +184,10 @@ impl Blockchain {
             ExecutionPath::SequentialDisabled
         } else if block.block.body.transactions.len() < self.options.parallel_threshold {
             ExecutionPath::SequentialSmallBlock
+        } else if block.bal.as_ref().is_some_and(|b| account_order_violation(b).is_some()) {
+            // The parallel path indexes the BAL by address; a non-canonical account list
+            // is judged by the sequential path after execution.
+            ExecutionPath::SequentialAfterBalMismatch
         } else {
             ExecutionPath::Parallel
         }
@@ -263,6 +278,15 @@ impl Blockchain {
         })?;
         timings.store = t.elapsed();
         timings.total = start.elapsed();
+        let secs = timings.total.as_secs_f64();
+        tracing::info!(
+            number = block.block.header.number,
+            txs = block.block.body.transactions.len(),
+            gas = gas_used,
+            ggas_per_s = if secs > 0.0 { gas_used as f64 / secs / 1e9 } else { 0.0 },
+            path = path.describe(),
+            "imported block"
+        );
 
         Ok(ImportOutcome {
             hash,
