@@ -1,0 +1,90 @@
+//! Building a block on top of the head: the same executor and state-root code the import
+//! pipeline uses, run in the other direction (execution fills in the header instead of
+//! being checked against it). Used by the stress-fixture generator, tests, and payload
+//! building.
+
+use crate::error::BlockError;
+use crate::import::{recover_senders, Blockchain};
+use crate::state_root::compute_state_update;
+use alloy_consensus::proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root};
+use alloy_consensus::{Transaction as _, EMPTY_OMMER_ROOT_HASH};
+use alloy_eips::eip1559::BaseFeeParams;
+use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
+use alloy_primitives::{Address, Bloom, Bytes, B256};
+use ethrex_common::{
+    compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock, Transaction, Withdrawal,
+};
+use ethrex_vm::{execute_block_sequential, StoreDb};
+
+/// What the consensus layer decides about a new block.
+#[derive(Debug, Clone)]
+pub struct PayloadAttributes {
+    pub timestamp: u64,
+    pub fee_recipient: Address,
+    pub prev_randao: B256,
+    pub gas_limit: u64,
+    pub withdrawals: Vec<Withdrawal>,
+    pub parent_beacon_block_root: B256,
+    pub slot_number: u64,
+    pub extra_data: Bytes,
+}
+
+impl Blockchain {
+    /// Builds a block with exactly `transactions` on top of the current head. Fails if any
+    /// transaction is invalid there. Nothing is written.
+    pub fn build_block(&self, attributes: &PayloadAttributes, transactions: Vec<Transaction>) -> Result<BlockWithBal, BlockError> {
+        let parent_hash = self.store.head()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
+        let parent = self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
+        let timestamp = attributes.timestamp;
+        let fork = self.config.fork_at(timestamp);
+        let blob_params = self.config.blob_params_at(timestamp);
+        let blob_gas_used: u64 = transactions
+            .iter()
+            .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * DATA_GAS_PER_BLOB)
+            .sum();
+        let withdrawals = (fork >= Fork::Shanghai).then(|| attributes.withdrawals.clone().into());
+        let header = Header {
+            parent_hash,
+            ommers_hash: EMPTY_OMMER_ROOT_HASH,
+            beneficiary: attributes.fee_recipient,
+            transactions_root: calculate_transaction_root(&transactions),
+            withdrawals_root: (fork >= Fork::Shanghai).then(|| calculate_withdrawals_root(&attributes.withdrawals)),
+            number: parent.number + 1,
+            gas_limit: attributes.gas_limit,
+            timestamp,
+            extra_data: attributes.extra_data.clone(),
+            mix_hash: attributes.prev_randao,
+            base_fee_per_gas: parent.next_block_base_fee(BaseFeeParams::ethereum()),
+            blob_gas_used: (fork >= Fork::Cancun).then_some(blob_gas_used),
+            excess_blob_gas: blob_params.map(|p| {
+                p.next_block_excess_blob_gas_osaka(
+                    parent.excess_blob_gas.unwrap_or_default(),
+                    parent.blob_gas_used.unwrap_or_default(),
+                    parent.base_fee_per_gas.unwrap_or_default(),
+                )
+            }),
+            parent_beacon_block_root: (fork >= Fork::Cancun).then_some(attributes.parent_beacon_block_root),
+            slot_number: (fork >= Fork::Amsterdam).then_some(attributes.slot_number),
+            // Filled in below from execution.
+            requests_hash: None,
+            block_access_list_hash: None,
+            ..Default::default()
+        };
+        let block = Block { header, body: BlockBody { transactions, ommers: vec![], withdrawals } };
+        let senders = recover_senders(&block)?;
+        let mut recovered = RecoveredBlock { hash: B256::ZERO, block, senders, bal: None };
+        let amsterdam = fork >= Fork::Amsterdam;
+        let db = StoreDb::new(self.store.clone(), parent_hash, parent.number);
+        let output = execute_block_sequential(db, &recovered, &self.config, amsterdam)?;
+
+        let header = &mut recovered.block.header;
+        header.gas_used = output.gas_used;
+        header.receipts_root = calculate_receipt_root(&output.receipts);
+        header.logs_bloom = output.receipts.iter().fold(Bloom::ZERO, |acc, r| acc | *r.logs_bloom());
+        header.requests_hash = output.requests.as_ref().map(|r| r.requests_hash());
+        header.block_access_list_hash = output.bal.as_deref().map(compute_block_access_list_hash);
+        let (state_root, _, _) = compute_state_update(&self.store, parent.state_root, &output.accounts, output.codes)?;
+        header.state_root = state_root;
+        Ok(BlockWithBal { block: recovered.block, bal: output.bal })
+    }
+}
