@@ -22,6 +22,9 @@ pub struct EfTestArgs {
     /// Do not prefetch BAL-named state before parallel execution.
     #[arg(long)]
     no_bal_warmer: bool,
+    /// Compute the state root after execution instead of from the BAL alongside it.
+    #[arg(long)]
+    no_bal_parallel_trie: bool,
     /// Also write every result as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -45,6 +48,7 @@ pub fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
         mode: args.mode,
         parallel_threshold: args.parallel_threshold,
         warmer: !args.no_bal_warmer,
+        parallel_trie: !args.no_bal_parallel_trie,
     };
     let results: Vec<CaseResult> = files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();
     let mut failed = 0usize;

@@ -6,7 +6,7 @@
 //! Nothing is written unless every check passed.
 
 use crate::error::BlockError;
-use crate::state_root::compute_state_update;
+use crate::state_root::{changes_from_bal, compute_state_update};
 use crate::validation::{account_order_violation, validate_bal_shape, validate_body, validate_header_against_parent};
 use alloy_consensus::proofs::calculate_receipt_root;
 use alloy_consensus::transaction::SignerRecoverable;
@@ -69,11 +69,13 @@ pub struct ImportOptions {
     pub parallel_threshold: usize,
     /// Prefetch the state the BAL names before execution.
     pub warmer: bool,
+    /// Compute the state root from the BAL while transactions execute.
+    pub parallel_trie: bool,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        Self { parallel: true, parallel_threshold: BAL_PARALLEL_TX_THRESHOLD, warmer: true }
+        Self { parallel: true, parallel_threshold: BAL_PARALLEL_TX_THRESHOLD, warmer: true, parallel_trie: true }
     }
 }
 
@@ -84,6 +86,8 @@ pub struct ImportOutcome {
     pub tx_count: usize,
     pub gas_used: u64,
     pub path: ExecutionPath,
+    /// The state root came from the BAL, computed while transactions executed.
+    pub root_from_bal: bool,
     pub timings: BlockTimings,
 }
 
@@ -91,6 +95,15 @@ pub struct Blockchain {
     pub store: Store,
     pub config: ChainConfig,
     pub options: ImportOptions,
+}
+
+/// A state root computed from the BAL alone, alongside execution. It is used only when
+/// the changes it was computed from equal the ones execution produced.
+struct BalMerkleization {
+    changes: Vec<ethrex_vm::AccountChange>,
+    root: B256,
+    update: ethrex_storage::StateUpdate,
+    change_set: ethrex_storage::ChangeSet,
 }
 
 /// Recovers every sender in parallel; the first failing index is reported.
@@ -193,27 +206,43 @@ impl Blockchain {
         }
     }
 
-    /// Executes on the parent's state by the chosen path.
+    /// Executes on the parent's state by the chosen path. On the parallel path the state
+    /// root is also computed from the BAL at the same time (unless disabled).
     fn execute(
         &self,
         block: &RecoveredBlock,
-        parent_number: u64,
+        parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
-    ) -> Result<(BlockExecutionOutput, ExecutionPath), BlockError> {
-        let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.block.header.parent_hash, parent_number));
+    ) -> Result<(BlockExecutionOutput, ExecutionPath, Option<BalMerkleization>), BlockError> {
+        let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.block.header.parent_hash, parent.number));
         let build_bal = block.bal.is_some();
         let mut path = self.choose_path(block);
         if let (ExecutionPath::Parallel, Some(bal)) = (path, &block.bal) {
             if self.options.warmer {
                 let t = Instant::now();
-                warm_from_bal(&cache, bal).map_err(|e| BlockError::Storage(e))?;
+                warm_from_bal(&cache, bal).map_err(BlockError::Storage)?;
                 timings.warmer = t.elapsed();
             }
             let t = Instant::now();
-            let outcome = execute_block_parallel(&cache, block, &self.config, bal)?;
+            let (outcome, merkleized) = rayon::join(
+                || execute_block_parallel(&cache, block, &self.config, bal),
+                || {
+                    self.options.parallel_trie.then(|| -> Result<BalMerkleization, BlockError> {
+                        let (changes, codes) = changes_from_bal(&cache, bal)?;
+                        let (root, update, change_set) = compute_state_update(&self.store, parent.state_root, &changes, codes)?;
+                        Ok(BalMerkleization { changes, root, update, change_set })
+                    })
+                },
+            );
             timings.exec = t.elapsed();
-            match outcome {
-                ParallelOutcome::Executed(output) => return Ok((output, path)),
+            match outcome? {
+                ParallelOutcome::Executed(output) => {
+                    // A failure here only means the root is computed after execution instead.
+                    let merkleized = merkleized.and_then(|m| {
+                        m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok()
+                    });
+                    return Ok((output, path, merkleized));
+                }
                 ParallelOutcome::BalMismatch { reason } => {
                     tracing::debug!(block = block.block.header.number, %reason, "BAL mismatch on the parallel path");
                     path = ExecutionPath::SequentialAfterBalMismatch;
@@ -223,7 +252,7 @@ impl Blockchain {
         let t = Instant::now();
         let output = execute_block_sequential(&cache, block, &self.config, build_bal)?;
         timings.exec += t.elapsed();
-        Ok((output, path))
+        Ok((output, path, None))
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.
@@ -253,7 +282,7 @@ impl Blockchain {
         timings.recover = t.elapsed();
         let block = RecoveredBlock { hash, block, senders, bal };
 
-        let (output, path) = self.execute(&block, parent.number, &mut timings)?;
+        let (output, path, merkleized) = self.execute(&block, &parent, &mut timings)?;
 
         let t = Instant::now();
         validate_execution_output(&self.config, &block, &output)?;
@@ -261,7 +290,16 @@ impl Blockchain {
 
         let t = Instant::now();
         let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
-        let (state_root, state, change_set) = compute_state_update(&self.store, parent.state_root, &accounts, codes)?;
+        let root_from_bal = merkleized.as_ref().is_some_and(|m| m.changes == accounts);
+        let (state_root, state, change_set) = match merkleized {
+            Some(m) if root_from_bal => (m.root, m.update, m.change_set),
+            other => {
+                if other.is_some() {
+                    tracing::debug!(block = block.block.header.number, "BAL-derived changes differ from execution's; recomputing the root");
+                }
+                compute_state_update(&self.store, parent.state_root, &accounts, codes)?
+            }
+        };
         if state_root != block.block.header.state_root {
             return Err(BlockError::StateRoot { expected: block.block.header.state_root, got: state_root });
         }
@@ -285,6 +323,7 @@ impl Blockchain {
             gas = gas_used,
             ggas_per_s = if secs > 0.0 { gas_used as f64 / secs / 1e9 } else { 0.0 },
             path = path.describe(),
+            root_from_bal,
             "imported block"
         );
 
@@ -294,6 +333,7 @@ impl Blockchain {
             tx_count: block.block.body.transactions.len(),
             gas_used,
             path,
+            root_from_bal,
             timings,
         })
     }

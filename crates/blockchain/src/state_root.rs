@@ -96,3 +96,51 @@ pub fn compute_state_update(
     update.trie_nodes.extend(nodes);
     Ok((root, update, change_set))
 }
+
+/// The state changes a block makes, derived from its BAL alone (last write of every field
+/// and slot), normalised like the executor's output: slots whose final value equals the
+/// pre-block value and accounts left as they were are dropped, and accounts left empty
+/// are deleted (EIP-161). Reads of the pre-block state go through `db` (the warmed
+/// cache); an account whose nonce, balance and code the BAL all rewrites is not read.
+pub fn changes_from_bal<DB>(db: &DB, bal: &ethrex_common::BlockAccessList) -> Result<(Vec<AccountChange>, Vec<(B256, Bytes)>), BlockError>
+where
+    DB: revm::database_interface::DatabaseRef + Sync,
+    DB::Error: std::fmt::Display,
+{
+    let db_err = |e: DB::Error| BlockError::Storage(e.to_string());
+    let per_account: Vec<(Option<AccountChange>, Vec<(B256, Bytes)>)> = bal
+        .par_iter()
+        .filter(|a| !a.balance_changes.is_empty() || !a.nonce_changes.is_empty() || !a.code_changes.is_empty() || !a.storage_changes.is_empty())
+        .map(|a| {
+            let address = a.address;
+            let codes: Vec<(B256, Bytes)> = a.code_changes.iter().map(|c| (keccak256(&c.new_code), c.new_code.clone())).collect();
+            let covers_all = !a.balance_changes.is_empty() && !a.nonce_changes.is_empty() && !a.code_changes.is_empty();
+            let pre = if covers_all { None } else { db.basic_ref(address).map_err(db_err)? };
+            let pre_info = pre.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
+            let nonce = a.nonce_changes.last().map(|c| c.new_nonce).or(pre_info.map(|p| p.0)).unwrap_or_default();
+            let balance = a.balance_changes.last().map(|c| c.post_balance).or(pre_info.map(|p| p.1)).unwrap_or_default();
+            let code_hash = codes.last().map(|(h, _)| *h).or(pre_info.map(|p| p.2)).unwrap_or(ethrex_common::KECCAK_EMPTY);
+            let mut storage = Vec::with_capacity(a.storage_changes.len());
+            for slot in &a.storage_changes {
+                let Some(last) = slot.changes.last() else { continue };
+                if db.storage_ref(address, slot.slot).map_err(db_err)? != last.new_value {
+                    storage.push((slot.slot, last.new_value));
+                }
+            }
+            storage.sort_unstable_by_key(|(k, _)| *k);
+            let empty = nonce == 0 && balance.is_zero() && code_hash == ethrex_common::KECCAK_EMPTY;
+            let info = (!empty).then_some((nonce, balance, code_hash));
+            let unchanged = info == pre_info && storage.is_empty() && (pre.is_some() || !covers_all);
+            let change = (!unchanged).then_some(AccountChange { address, info, storage_wiped: false, storage });
+            Ok((change, codes))
+        })
+        .collect::<Result<_, BlockError>>()?;
+    let mut changes = Vec::with_capacity(per_account.len());
+    let mut codes = Vec::new();
+    for (change, c) in per_account {
+        changes.extend(change);
+        codes.extend(c);
+    }
+    changes.sort_unstable_by_key(|c| c.address);
+    Ok((changes, codes))
+}

@@ -38,15 +38,16 @@ pub struct RunOptions {
     /// Minimum transactions for the parallel path (0: every block with a BAL).
     pub parallel_threshold: usize,
     pub warmer: bool,
+    pub parallel_trie: bool,
 }
 
 impl RunOptions {
     pub fn new(db: DbKind, mode: Mode) -> Self {
-        Self { db, mode, parallel_threshold: 0, warmer: true }
+        Self { db, mode, parallel_threshold: 0, warmer: true, parallel_trie: true }
     }
 
     fn import_options(&self, parallel: bool) -> ImportOptions {
-        ImportOptions { parallel, parallel_threshold: self.parallel_threshold, warmer: self.warmer }
+        ImportOptions { parallel, parallel_threshold: self.parallel_threshold, warmer: self.warmer, parallel_trie: self.parallel_trie }
     }
 }
 

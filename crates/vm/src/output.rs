@@ -38,7 +38,7 @@ pub fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B25
     let mut accounts: Vec<AccountChange> = bundle
         .state
         .into_iter()
-        .map(|(address, account)| {
+        .filter_map(|(address, account)| {
             let storage_wiped = account.was_destroyed();
             let mut storage: Vec<(U256, U256)> = account
                 .storage
@@ -47,12 +47,13 @@ pub fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B25
                 .map(|(k, slot)| (*k, slot.present_value))
                 .collect();
             storage.sort_unstable_by_key(|(k, _)| *k);
-            AccountChange {
-                address,
-                info: account.info.map(|i| (i.nonce, i.balance, i.code_hash)),
-                storage_wiped,
-                storage,
+            let info = account.info.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
+            let original = account.original_info.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
+            // Touched but left exactly as it was: nothing to write.
+            if info == original && storage.is_empty() && !storage_wiped {
+                return None;
             }
+            Some(AccountChange { address, info, storage_wiped, storage })
         })
         .collect();
     accounts.sort_unstable_by_key(|a| a.address);

@@ -1,0 +1,3 @@
+//! `ethrex import-bench` and the stress-fixture generator.
+
+pub mod workload;
