@@ -106,6 +106,32 @@ struct BalMerkleization {
     change_set: ethrex_storage::ChangeSet,
 }
 
+fn record_cache_stats<DB>(cache: &CachingDb<DB>) {
+    let stats = cache.stats();
+    metrics::counter!("ethrex_state_cache_hits_total").increment(stats.hits);
+    metrics::counter!("ethrex_state_cache_misses_total").increment(stats.misses);
+}
+
+fn record_metrics(t: &BlockTimings, gas: u64, number: u64, path: ExecutionPath) {
+    for (stage, d) in [
+        ("recover", t.recover),
+        ("warmer", t.warmer),
+        ("exec", t.exec),
+        ("validate", t.validate),
+        ("merkle", t.merkle),
+        ("store", t.store),
+        ("total", t.total),
+    ] {
+        metrics::histogram!("ethrex_block_import_seconds", "stage" => stage).record(d.as_secs_f64());
+    }
+    metrics::counter!("ethrex_gas_imported_total").increment(gas);
+    metrics::counter!("ethrex_blocks_imported_total", "path" => path.describe()).increment(1);
+    metrics::gauge!("ethrex_head_number").set(number as f64);
+    if t.total.as_secs_f64() > 0.0 {
+        metrics::gauge!("ethrex_last_block_ggas_per_second").set(gas as f64 / t.total.as_secs_f64() / 1e9);
+    }
+}
+
 /// Recovers every sender in parallel; the first failing index is reported.
 pub fn recover_senders(block: &ethrex_common::Block) -> Result<Vec<Address>, BlockError> {
     block
@@ -237,6 +263,7 @@ impl Blockchain {
             timings.exec = t.elapsed();
             match outcome? {
                 ParallelOutcome::Executed(output) => {
+                    record_cache_stats(&cache);
                     // A failure here only means the root is computed after execution instead.
                     let merkleized = merkleized.and_then(|m| {
                         m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok()
@@ -252,6 +279,7 @@ impl Blockchain {
         let t = Instant::now();
         let output = execute_block_sequential(&cache, block, &self.config, build_bal)?;
         timings.exec += t.elapsed();
+        record_cache_stats(&cache);
         Ok((output, path, None))
     }
 
@@ -316,6 +344,7 @@ impl Blockchain {
         })?;
         timings.store = t.elapsed();
         timings.total = start.elapsed();
+        record_metrics(&timings, gas_used, block.block.header.number, path);
         let secs = timings.total.as_secs_f64();
         tracing::info!(
             number = block.block.header.number,

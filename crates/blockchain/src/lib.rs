@@ -3,6 +3,7 @@
 
 pub mod builder;
 pub mod error;
+pub mod fork_choice;
 pub mod genesis;
 pub mod import;
 pub mod state_root;

@@ -54,6 +54,10 @@ fn account_outcome(store: &Store, change: &AccountChange) -> Result<AccountOutco
         if !wipe {
             let before = store.storage(&address, slot)?;
             outcome.previous_storage.push((address, *slot, before));
+        } else if !outcome.wiped.iter().any(|(_, s)| s == slot) {
+            // A slot the recreated account writes that the old one did not have: unwinding
+            // must clear it.
+            outcome.previous_storage.push((address, *slot, U256::ZERO));
         }
         outcome.storage.push((address, *slot, *value));
         updates.push((keccak256(slot.to_be_bytes::<32>()), storage_trie_value(value)));

@@ -296,6 +296,39 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Moves the head back to its parent: restores the flat state from the head block's
+    /// change set and drops it from the canonical index, in one atomic batch. The block
+    /// itself stays stored (it is valid; a later fork choice may make it canonical again).
+    /// Returns the new head.
+    pub fn unwind_head(&self) -> Result<B256, StoreError> {
+        let head = self.head()?.ok_or_else(|| StoreError::Invalid("store has no head".into()))?;
+        let header = self.header(&head)?.ok_or_else(|| corrupt(Table::Headers, format!("head {head} has no header")))?;
+        if header.number == 0 {
+            return Err(StoreError::Invalid("cannot unwind the genesis block".into()));
+        }
+        let change_set = self.change_set(&head)?.ok_or_else(|| corrupt(Table::ChangeSets, format!("block {head} has no change set")))?;
+        let mut batch = WriteBatch::new();
+        for (address, account) in &change_set.accounts {
+            match account {
+                Some(a) => batch.put(Table::Accounts, address.as_slice(), alloy_rlp::encode(a)),
+                None => batch.delete(Table::Accounts, address.as_slice()),
+            }
+        }
+        for (address, slot, value) in &change_set.storage {
+            if value.is_zero() {
+                batch.delete(Table::Storage, storage_key(address, slot));
+            } else {
+                batch.put(Table::Storage, storage_key(address, slot), encode_u256(value));
+            }
+        }
+        batch.delete(Table::CanonicalHashes, header.number.to_be_bytes().to_vec());
+        batch.put(Table::Meta, HEAD_KEY, header.parent_hash.to_vec());
+        self.write(batch)?;
+        Ok(header.parent_hash)
+    }
+}
+
 impl NodeReader for Store {
     fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
         Ok(self.backend.get(Table::TrieNodes, hash.as_slice())?)
