@@ -148,3 +148,32 @@ where
     changes.sort_unstable_by_key(|c| c.address);
     Ok((changes, codes))
 }
+
+/// Recomputes the state root from the flat state alone (every account, every slot, from
+/// scratch, ignoring stored trie nodes) and compares it with the head header's. Used after
+/// a crash to prove the head and its state are consistent.
+pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
+    let head = store.head_header()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
+    let accounts = store.all_accounts()?;
+    let leaves = accounts
+        .par_iter()
+        .map(|(address, account)| {
+            let slots = store.storage_entries(address)?;
+            let storage_root = ethrex_trie::root_from_scratch(
+                slots.iter().map(|(k, v)| (keccak256(k.to_be_bytes::<32>()), alloy_rlp::encode(v))),
+            );
+            if storage_root != account.storage_root {
+                return Err(BlockError::Storage(format!(
+                    "account {address}: storage root {} in its record, {storage_root} from its slots",
+                    account.storage_root
+                )));
+            }
+            Ok((keccak256(address), alloy_rlp::encode(account)))
+        })
+        .collect::<Result<Vec<_>, BlockError>>()?;
+    let root = ethrex_trie::root_from_scratch(leaves);
+    if root != head.state_root {
+        return Err(BlockError::StateRoot { expected: head.state_root, got: root });
+    }
+    Ok(root)
+}

@@ -76,7 +76,9 @@ fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) ->
     let Incoming { block, bal, expected_hash } = incoming;
     let hash = block.header.hash_slow();
     if hash != expected_hash {
-        return Ok(status("INVALID_BLOCK_HASH", None, Some(format!("block hash {expected_hash} does not match the payload ({hash})"))));
+        // Since engine_newPayloadV2 a wrong block hash is INVALID with no latest valid hash
+        // (INVALID_BLOCK_HASH belongs to V1).
+        return Ok(status("INVALID", None, Some(format!("block hash {expected_hash} does not match the payload ({hash})"))));
     }
     let parent = block.header.parent_hash;
     let hashes: Vec<B256> = block.body.transactions.iter().flat_map(|tx| tx.blob_versioned_hashes().unwrap_or_default().to_vec()).collect();

@@ -1,0 +1,141 @@
+//! `ethrex fixture stress` and `ethrex import-bench`.
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use ethrex_common::Fork;
+use ethrex_import_bench::bench::{load_fixture, modes_for, run_mode, BenchOptions};
+use ethrex_import_bench::generate::{generate, StressOptions};
+use ethrex_import_bench::plot::svg;
+use ethrex_import_bench::report::table;
+use ethrex_storage::DbKind;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Subcommand)]
+pub enum FixtureCommand {
+    /// Generate a mainnet-shaped stress chain with the client's own block builder.
+    Stress(StressArgs),
+}
+
+#[derive(Args)]
+pub struct StressArgs {
+    /// Output directory (stress.rlp, stress.bal.rlp, stress.genesis.json, stress.blockchain_test.json).
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, default_value_t = 149)]
+    blocks: u64,
+    #[arg(long, default_value_t = 100_000_000)]
+    gas_limit: u64,
+    #[arg(long, default_value_t = 200)]
+    min_txs: usize,
+    #[arg(long, default_value_t = 500)]
+    max_txs: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// amsterdam (with BALs) or osaka (no BALs, checkable by geth).
+    #[arg(long, default_value = "amsterdam")]
+    fork: String,
+}
+
+pub fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
+    let FixtureCommand::Stress(a) = cmd;
+    let fork = match a.fork.as_str() {
+        "amsterdam" => Fork::Amsterdam,
+        "osaka" => Fork::Osaka,
+        other => anyhow::bail!("unsupported --fork {other} (expected amsterdam or osaka)"),
+    };
+    generate(&StressOptions {
+        out: a.out,
+        blocks: a.blocks,
+        gas_limit: a.gas_limit,
+        min_txs: a.min_txs,
+        max_txs: a.max_txs,
+        seed: a.seed,
+        fork,
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Chain file: RLP blocks, concatenated.
+    #[arg(long)]
+    fixture: PathBuf,
+    /// Concatenated RLP BALs (default: <fixture stem>.bal.rlp beside the fixture, if present).
+    #[arg(long)]
+    bal: Option<PathBuf>,
+    /// geth-style genesis (default: <fixture stem>.genesis.json beside the fixture).
+    #[arg(long)]
+    genesis: Option<PathBuf>,
+    /// sequential, parallel, both, or all (both + the ceiling).
+    #[arg(long, default_value = "all")]
+    mode: String,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// mdbx or rocksdb.
+    #[arg(long, default_value = "mdbx")]
+    db: String,
+    /// Keep each mode's database under this directory (default: a temporary directory).
+    #[arg(long)]
+    datadir: Option<PathBuf>,
+    /// Pause between blocks, outside the timed region.
+    #[arg(long, default_value_t = 100)]
+    sleep_ms: u64,
+    /// Minimum transactions for the parallel path.
+    #[arg(long, default_value_t = ethrex_blockchain::BAL_PARALLEL_TX_THRESHOLD)]
+    parallel_threshold: usize,
+    #[arg(long)]
+    no_bal_warmer: bool,
+    #[arg(long)]
+    no_bal_parallel_trie: bool,
+    /// Write the report as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Draw per-block stage times and the Ggas/s distribution (SVG).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+pub fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
+    let db: DbKind = a.db.parse().map_err(anyhow::Error::msg)?;
+    anyhow::ensure!(db != DbKind::Memory, "--db must be mdbx or rocksdb (the bench measures a real database)");
+    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().context("configuring the thread pool")?;
+    let mut options = BenchOptions::new(a.fixture.clone());
+    options.bal = a.bal;
+    options.genesis = a.genesis;
+    options.modes = modes_for(&a.mode)?;
+    options.db = db;
+    options.datadir = a.datadir;
+    options.sleep = Duration::from_millis(a.sleep_ms);
+    options.parallel_threshold = a.parallel_threshold;
+    options.warmer = !a.no_bal_warmer;
+    options.parallel_trie = !a.no_bal_parallel_trie;
+
+    let fixture = load_fixture(&options)?;
+    let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();
+    let txs: usize = fixture.blocks.iter().map(|b| b.block.body.transactions.len()).sum();
+    eprintln!("{}: {} blocks, {} transactions, {:.1} Mgas; {} threads, {}", a.fixture.display(), fixture.blocks.len(), txs, gas as f64 / 1e6, threads, a.db);
+    let mut reports = Vec::new();
+    for mode in &options.modes {
+        reports.push(run_mode(&options, &fixture, *mode)?);
+    }
+    print!("{}", table(&reports));
+    if let Some(path) = &a.json {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let modes: serde_json::Map<String, serde_json::Value> =
+            reports.iter().map(|r| (r.name.to_string(), serde_json::to_value(r).unwrap_or_default())).collect();
+        let json = serde_json::json!({
+            "fixture": { "path": a.fixture.display().to_string(), "blocks": fixture.blocks.len(), "transactions": txs, "gas": gas, "db": a.db },
+            "machine": { "cores": cores, "threads": threads },
+            "modes": modes,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &a.plot {
+        std::fs::write(path, svg(&reports)).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,248 @@
+//! `ethrex node` (also the default command), `ethrex import`, `ethrex export`.
+
+use anyhow::{bail, Context};
+use clap::Args;
+use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
+use ethrex_blockchain::{Blockchain, ImportOptions, BAL_PARALLEL_TX_THRESHOLD};
+use ethrex_common::ChainConfig;
+use ethrex_import_bench::chain_files::{read_chain, read_genesis, write_bals, write_blocks};
+use ethrex_rpc::jwt::JwtSecret;
+use ethrex_rpc::Node;
+use ethrex_storage::{DbKind, Store};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Options every command that opens a database shares.
+#[derive(Args, Clone)]
+pub struct DbArgs {
+    /// Data directory.
+    #[arg(long)]
+    pub datadir: PathBuf,
+    /// mdbx or rocksdb.
+    #[arg(long, default_value = "mdbx")]
+    pub db: String,
+}
+
+impl DbArgs {
+    fn open(&self) -> anyhow::Result<Store> {
+        let kind: DbKind = self.db.parse().map_err(anyhow::Error::msg)?;
+        if kind == DbKind::Memory {
+            bail!("--db must be mdbx or rocksdb for a node");
+        }
+        // One directory per backend, so switching --db never reads the other's files.
+        let path = self.datadir.join(&self.db);
+        Store::open(kind, Some(&path)).with_context(|| format!("opening the {} database in {}", self.db, path.display()))
+    }
+}
+
+/// Execution options shared by the node and the import command.
+#[derive(Args, Clone)]
+pub struct ExecArgs {
+    /// Execute every block sequentially, even with a BAL.
+    #[arg(long)]
+    pub no_bal_parallel_exec: bool,
+    /// Blocks with fewer transactions are executed sequentially.
+    #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
+    pub parallel_threshold: usize,
+    #[arg(long)]
+    pub no_bal_warmer: bool,
+    #[arg(long)]
+    pub no_bal_parallel_trie: bool,
+}
+
+impl ExecArgs {
+    fn options(&self) -> ImportOptions {
+        ImportOptions {
+            parallel: !self.no_bal_parallel_exec,
+            parallel_threshold: self.parallel_threshold,
+            warmer: !self.no_bal_warmer,
+            parallel_trie: !self.no_bal_parallel_trie,
+        }
+    }
+}
+
+/// Opens the store and makes sure it holds the network's genesis.
+fn open_chain(network: &Path, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Blockchain> {
+    let genesis = read_genesis(network)?;
+    let store = db.open()?;
+    let alloc = geth_alloc(&genesis);
+    let header = genesis_header(&genesis, alloc_state_root(&alloc)?);
+    let hash = init_genesis(&store, header, &alloc)?;
+    tracing::info!(genesis = %hash, db = store.backend_kind(), "chain opened");
+    Ok(Blockchain::new(store, ChainConfig::new(genesis.config)).with_options(exec.options()))
+}
+
+#[derive(Args, Clone)]
+pub struct NodeArgs {
+    /// geth-style genesis file (chain config with fork times, alloc).
+    #[arg(long)]
+    pub network: PathBuf,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
+    pub authrpc_addr: IpAddr,
+    #[arg(long = "authrpc.port", default_value_t = 8551)]
+    pub authrpc_port: u16,
+    /// Hex JWT secret; created if missing (default: <datadir>/jwt.hex).
+    #[arg(long = "authrpc.jwtsecret")]
+    pub jwtsecret: Option<PathBuf>,
+    /// Serve the eth API over HTTP on this address.
+    #[arg(long = "http.addr")]
+    pub http_addr: Option<IpAddr>,
+    #[arg(long = "http.port")]
+    pub http_port: Option<u16>,
+    /// Serve Prometheus metrics on this port.
+    #[arg(long = "metrics.port")]
+    pub metrics_port: Option<u16>,
+    #[arg(long = "metrics.addr", default_value = "127.0.0.1")]
+    pub metrics_addr: IpAddr,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
+    let chain = open_chain(&args.network, &args.db, &args.exec)?;
+    let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
+    let secret = JwtSecret::load_or_create(&secret_path)?;
+    let node = Arc::new(Node::new(chain));
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        if let Some(port) = args.metrics_port {
+            metrics_exporter_prometheus::PrometheusBuilder::new()
+                .with_http_listener(SocketAddr::new(args.metrics_addr, port))
+                .install()
+                .context("starting the metrics endpoint")?;
+        }
+        let http = match (args.http_addr, args.http_port) {
+            (None, None) => None,
+            (addr, port) => Some(SocketAddr::new(addr.unwrap_or([127, 0, 0, 1].into()), port.unwrap_or(8545))),
+        };
+        let auth = SocketAddr::new(args.authrpc_addr, args.authrpc_port);
+        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
+        let head = node.chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
+        tracing::info!(head, "serving");
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        let _ = servers.auth.stop();
+        if let Some((h, _)) = servers.http {
+            let _ = h.stop();
+        }
+        servers.auth.stopped().await;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return ctrl_c.await.unwrap_or_default(),
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.unwrap_or_default();
+}
+
+#[derive(Args)]
+pub struct ImportArgs {
+    #[arg(long)]
+    network: PathBuf,
+    #[command(flatten)]
+    db: DbArgs,
+    /// Concatenated RLP BALs, one per block.
+    #[arg(long)]
+    bal: Option<PathBuf>,
+    #[command(flatten)]
+    exec: ExecArgs,
+    /// Chain file: RLP blocks, concatenated.
+    file: PathBuf,
+}
+
+pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    let chain = open_chain(&args.network, &args.db, &args.exec)?;
+    let blocks = read_chain(&args.file, args.bal.as_deref())?;
+    let bar = ProgressBar::new(blocks.len() as u64);
+    bar.set_style(ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks ({per_sec}, {eta})").unwrap());
+    let (mut imported, mut skipped) = (0usize, 0usize);
+    for block in blocks {
+        let number = block.number();
+        let hash = block.hash();
+        // Resume: blocks already on the canonical chain were committed by an earlier run.
+        if chain.store.canonical_hash(number)? == Some(hash) {
+            skipped += 1;
+            bar.inc(1);
+            continue;
+        }
+        chain.import_block(block).with_context(|| format!("block {number} ({hash})"))?;
+        imported += 1;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let head = chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
+    eprintln!("imported {imported} blocks ({skipped} already present); head is block {head}");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// Also write the blocks' BALs (concatenated RLP) to this file.
+    #[arg(long)]
+    bal: Option<PathBuf>,
+    /// Output chain file.
+    file: PathBuf,
+}
+
+pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = args.db.open()?;
+    let head = store.head_header()?.context("the database holds no chain")?.number;
+    let bar = ProgressBar::new(head);
+    let mut blocks = Vec::with_capacity(head as usize);
+    for number in 1..=head {
+        let hash = store.canonical_hash(number)?.with_context(|| format!("canonical block {number} missing"))?;
+        let block = store.block(&hash)?.with_context(|| format!("block {number} data missing"))?;
+        blocks.push(ethrex_common::BlockWithBal { bal: store.bal(&hash)?, block });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    write_blocks(&args.file, &blocks)?;
+    if let Some(bal) = &args.bal {
+        write_bals(bal, &blocks)?;
+    }
+    eprintln!("exported blocks 1..={head} to {}", args.file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args)]
+pub struct VerifyDbArgs {
+    #[command(flatten)]
+    db: DbArgs,
+}
+
+/// Recomputes the head's state root from the flat state and compares it with the header.
+pub fn run_verify_db(args: VerifyDbArgs) -> anyhow::Result<ExitCode> {
+    let store = args.db.open()?;
+    let head = store.head_header()?.context("the database holds no chain")?;
+    match ethrex_blockchain::state_root::verify_head_state(&store) {
+        Ok(root) => {
+            println!("head block {} state root {root}: consistent", head.number);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("head block {}: INCONSISTENT: {e}", head.number);
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `ethrex fixture stress`: generates a mainnet-shaped chain with the client's own block
+//! builder (the executor the node uses) and writes it in every format the bench and the
+//! independent checkers read.
+
+use crate::chain_files::{write_bals, write_blocks};
+use crate::ef_fixture::blockchain_test_json;
+use crate::workload::{system_contracts, Workload, WorkloadConfig};
+use alloy_eips::eip1559::BaseFeeParams;
+use alloy_primitives::{keccak256, Address, B256, U256};
+use anyhow::Context;
+use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, init_genesis, GenesisAccount};
+use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
+use ethrex_common::{Block, BlockBody, BlockWithBal, ChainConfig, Fork, Withdrawal};
+use ethrex_storage::Store;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Chain id 1: `revme btest` runs every fixture with chain id 1.
+pub const STRESS_CHAIN_ID: u64 = 1;
+/// A low base fee keeps blob pricing on the plain EIP-4844 curve (EIP-7918's reserve
+/// price only applies above 16x the blob base fee), so excess blob gas stays constant.
+pub const GENESIS_BASE_FEE: u64 = 7;
+const SECONDS_PER_SLOT: u64 = 12;
+const WITHDRAWALS_PER_BLOCK: u64 = 4;
+
+#[derive(Debug, Clone)]
+pub struct StressOptions {
+    pub out: PathBuf,
+    pub blocks: u64,
+    pub gas_limit: u64,
+    pub min_txs: usize,
+    pub max_txs: usize,
+    pub seed: u64,
+    pub fork: Fork,
+}
+
+/// The chain configuration the stress fixture runs under: every fork up to `fork` at
+/// genesis, the standard blob schedule.
+pub fn stress_config(fork: Fork) -> ChainConfig {
+    use alloy_eips::eip7840::BlobParams;
+    let mut config = ChainConfig::all_forks_at_genesis(STRESS_CHAIN_ID, fork);
+    let schedule = &mut config.inner.blob_schedule;
+    schedule.insert("cancun".into(), BlobParams::cancun());
+    schedule.insert("prague".into(), BlobParams::prague());
+    schedule.insert("osaka".into(), BlobParams::osaka());
+    if fork >= Fork::Amsterdam {
+        schedule.insert("amsterdam".into(), BlobParams::osaka());
+    }
+    config
+}
+
+pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
+    anyhow::ensure!(matches!(options.fork, Fork::Osaka | Fork::Amsterdam), "--fork must be osaka or amsterdam");
+    anyhow::ensure!(options.min_txs <= options.max_txs, "--min-txs must not exceed --max-txs");
+    std::fs::create_dir_all(&options.out).with_context(|| format!("creating {}", options.out.display()))?;
+    let fork = options.fork;
+    let config = stress_config(fork);
+    let mut workload = Workload::new(WorkloadConfig {
+        seed: options.seed,
+        fork,
+        chain_id: STRESS_CHAIN_ID,
+        gas_limit: options.gas_limit,
+        min_txs: options.min_txs,
+        max_txs: options.max_txs,
+    });
+    let mut alloc: BTreeMap<Address, GenesisAccount> = workload.genesis_alloc();
+    alloc.extend(system_contracts());
+
+    let genesis = alloy_genesis::Genesis {
+        config: config.inner.clone(),
+        nonce: 0,
+        timestamp: 0,
+        extra_data: Default::default(),
+        gas_limit: options.gas_limit,
+        difficulty: U256::ZERO,
+        mix_hash: B256::ZERO,
+        coinbase: Address::ZERO,
+        alloc: alloc
+            .iter()
+            .map(|(a, acc)| {
+                let storage = acc.storage.iter().map(|(k, v)| (B256::from(*k), B256::from(*v))).collect::<BTreeMap<_, _>>();
+                let account = alloy_genesis::GenesisAccount::default()
+                    .with_nonce(Some(acc.nonce))
+                    .with_balance(acc.balance)
+                    .with_code((!acc.code.is_empty()).then(|| acc.code.clone()))
+                    .with_storage((!storage.is_empty()).then_some(storage));
+                (*a, account)
+            })
+            .collect(),
+        base_fee_per_gas: Some(GENESIS_BASE_FEE as u128),
+        excess_blob_gas: Some(0),
+        blob_gas_used: Some(0),
+        number: Some(0),
+        parent_hash: None,
+        slot_number: None,
+    };
+    let header = genesis_header(&genesis, alloc_state_root(&alloc)?);
+    let store = Store::in_memory();
+    init_genesis(&store, header.clone(), &alloc)?;
+    let genesis_block = Block { header, body: BlockBody { transactions: vec![], ommers: vec![], withdrawals: Some(Default::default()) } };
+    // Built blocks are imported through the sequential path: it checks the builder's
+    // output with nothing taken from the BAL.
+    let chain = Blockchain::new(store.clone(), config.clone())
+        .with_options(ImportOptions { parallel: false, ..ImportOptions::default() });
+
+    let progress = ProgressBar::new(options.blocks);
+    progress.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} blocks ({eta})").unwrap());
+    progress.set_message("building");
+    let mut blocks: Vec<BlockWithBal> = Vec::with_capacity(options.blocks as usize);
+    let mut withdrawal_index = 0u64;
+    for number in 1..=options.blocks {
+        let parent = store.head_header()?.context("store has no head")?;
+        let timestamp = number * SECONDS_PER_SLOT;
+        let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or(GENESIS_BASE_FEE);
+        let blob_base_fee = config
+            .blob_params_at(timestamp)
+            .map(|p| {
+                let excess = p.next_block_excess_blob_gas_osaka(
+                    parent.excess_blob_gas.unwrap_or_default(),
+                    parent.blob_gas_used.unwrap_or_default(),
+                    parent.base_fee_per_gas.unwrap_or_default(),
+                );
+                p.calc_blob_fee(excess)
+            })
+            .unwrap_or(1);
+        let transactions = workload.next_block(number, base_fee, blob_base_fee);
+        let withdrawals = (0..WITHDRAWALS_PER_BLOCK)
+            .map(|i| {
+                withdrawal_index += 1;
+                Withdrawal {
+                    index: withdrawal_index,
+                    validator_index: 1000 + (number * 7 + i) % 500,
+                    address: Address::from_word(keccak256([b"validator".as_slice(), &((number + i) % 64).to_be_bytes()].concat())),
+                    amount: 10_000_000 + number * 1000 + i,
+                }
+            })
+            .collect();
+        let attributes = PayloadAttributes {
+            timestamp,
+            fee_recipient: Address::from_word(keccak256(b"ethrex stress coinbase")),
+            prev_randao: keccak256(number.to_be_bytes()),
+            gas_limit: options.gas_limit,
+            withdrawals,
+            parent_beacon_block_root: keccak256([b"beacon".as_slice(), &number.to_be_bytes()].concat()),
+            slot_number: number,
+            extra_data: Default::default(),
+        };
+        let block = chain.build_block(&attributes, transactions).with_context(|| format!("building block {number}"))?;
+        chain.import_block(block.clone()).with_context(|| format!("importing built block {number}"))?;
+        blocks.push(block);
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+
+    let out = &options.out;
+    write_blocks(&out.join("stress.rlp"), &blocks)?;
+    if fork >= Fork::Amsterdam {
+        write_bals(&out.join("stress.bal.rlp"), &blocks)?;
+    } else {
+        let _ = std::fs::remove_file(out.join("stress.bal.rlp"));
+    }
+    std::fs::write(out.join("stress.genesis.json"), serde_json::to_string_pretty(&genesis)?)?;
+    let name = format!("ethrex_stress_{}_seed{}_{}blocks", fork.name().to_lowercase(), options.seed, options.blocks);
+    let test = blockchain_test_json(&name, fork, &config, &genesis_block, &alloc, &blocks, &store)?;
+    std::fs::write(out.join("stress.blockchain_test.json"), serde_json::to_string(&test)?)?;
+
+    let gas: Vec<u64> = blocks.iter().map(|b| b.block.header.gas_used).collect();
+    let txs: usize = blocks.iter().map(|b| b.block.body.transactions.len()).sum();
+    let mut sorted = gas.clone();
+    sorted.sort_unstable();
+    eprintln!(
+        "wrote {} blocks ({} transactions, median block gas {:.1}M) to {}",
+        blocks.len(),
+        txs,
+        sorted.get(sorted.len() / 2).copied().unwrap_or_default() as f64 / 1e6,
+        out.display()
+    );
+    Ok(())
+}

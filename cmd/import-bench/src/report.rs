@@ -1,0 +1,141 @@
+//! Per-block rows, per-mode medians, the stdout table and the JSON report.
+
+use ethrex_blockchain::{ExecutionPath, ImportOutcome};
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockRow {
+    pub number: u64,
+    pub txs: usize,
+    pub gas: u64,
+    pub ggas_per_s: f64,
+    pub total_ms: f64,
+    pub recover_ms: f64,
+    pub warmer_ms: f64,
+    pub exec_ms: f64,
+    pub validate_ms: f64,
+    pub merkle_ms: f64,
+    pub store_ms: f64,
+    pub path: &'static str,
+    pub root_from_bal: bool,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn ggas(gas: u64, total: Duration) -> f64 {
+    let s = total.as_secs_f64();
+    if s > 0.0 { gas as f64 / s / 1e9 } else { 0.0 }
+}
+
+impl BlockRow {
+    pub fn from_outcome(o: &ImportOutcome) -> Self {
+        let t = &o.timings;
+        Self {
+            number: o.number,
+            txs: o.tx_count,
+            gas: o.gas_used,
+            ggas_per_s: ggas(o.gas_used, t.total),
+            total_ms: ms(t.total),
+            recover_ms: ms(t.recover),
+            warmer_ms: ms(t.warmer),
+            exec_ms: ms(t.exec),
+            validate_ms: ms(t.validate),
+            merkle_ms: ms(t.merkle),
+            store_ms: ms(t.store),
+            path: match o.path {
+                ExecutionPath::Parallel => "parallel",
+                _ => "sequential",
+            },
+            root_from_bal: o.root_from_bal,
+        }
+    }
+
+    pub fn ceiling(number: u64, txs: usize, gas: u64, exec: Duration) -> Self {
+        Self {
+            number,
+            txs,
+            gas,
+            ggas_per_s: ggas(gas, exec),
+            total_ms: ms(exec),
+            recover_ms: 0.0,
+            warmer_ms: 0.0,
+            exec_ms: ms(exec),
+            validate_ms: 0.0,
+            merkle_ms: 0.0,
+            store_ms: 0.0,
+            path: "parallel",
+            root_from_bal: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Medians {
+    pub ggas_per_s: f64,
+    pub total_ms: f64,
+    pub recover_ms: f64,
+    pub warmer_ms: f64,
+    pub exec_ms: f64,
+    pub validate_ms: f64,
+    pub merkle_ms: f64,
+    pub store_ms: f64,
+}
+
+pub fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeReport {
+    #[serde(skip)]
+    pub name: &'static str,
+    pub median: Medians,
+    pub blocks: Vec<BlockRow>,
+}
+
+impl ModeReport {
+    pub fn new(name: &'static str, blocks: Vec<BlockRow>) -> Self {
+        let m = |f: fn(&BlockRow) -> f64| median(blocks.iter().map(f).collect());
+        let median = Medians {
+            ggas_per_s: m(|r| r.ggas_per_s),
+            total_ms: m(|r| r.total_ms),
+            recover_ms: m(|r| r.recover_ms),
+            warmer_ms: m(|r| r.warmer_ms),
+            exec_ms: m(|r| r.exec_ms),
+            validate_ms: m(|r| r.validate_ms),
+            merkle_ms: m(|r| r.merkle_ms),
+            store_ms: m(|r| r.store_ms),
+        };
+        Self { name, median, blocks }
+    }
+}
+
+/// The per-mode table of per-block medians, with the ratio to sequential.
+pub fn table(reports: &[ModeReport]) -> String {
+    let seq = reports.iter().find(|r| r.name == "sequential").map(|r| r.median.ggas_per_s);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{:<11} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13}\n",
+        "mode", "Ggas/s", "total", "recover", "warmer", "exec", "validate", "merkle", "store", "vs seq", "root from BAL"
+    ));
+    for r in reports {
+        let m = &r.median;
+        let vs = seq.filter(|s| *s > 0.0).map(|s| format!("{:.2}x", m.ggas_per_s / s)).unwrap_or_else(|| "-".into());
+        let from_bal = r.blocks.iter().filter(|b| b.root_from_bal).count();
+        out.push_str(&format!(
+            "{:<11} {:>8.3} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>13}\n",
+            r.name, m.ggas_per_s, m.total_ms, m.recover_ms, m.warmer_ms, m.exec_ms, m.validate_ms, m.merkle_ms, m.store_ms, vs,
+            format!("{from_bal}/{}", r.blocks.len())
+        ));
+    }
+    out.push_str("(per-block medians; times in ms)\n");
+    out
+}
