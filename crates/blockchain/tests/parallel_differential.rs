@@ -367,6 +367,31 @@ fn mutations() -> Vec<(&'static str, Mutation, &'static str)> {
             }
             false
         }, INVALID_BAL),
+        ("malformed delegation code", |bal, n, _| {
+            // An EIP-7702 designator one byte short: revm refuses to load such a BAL.
+            for a in bal.iter_mut() {
+                if let Some(c) = a.code_changes.iter_mut().find(|c| {
+                    is_tx_index(idx(c.block_access_index), n) && c.new_code.starts_with(&[0xef, 0x01, 0x00])
+                }) {
+                    c.new_code = Bytes::from(c.new_code[..c.new_code.len() - 1].to_vec());
+                    return true;
+                }
+            }
+            false
+        }, INVALID_BAL),
+        ("dropped account read by a transaction", |bal, _, _| {
+            // The no-op writer only has reads (its writes cancel out).
+            let pos = bal.iter().position(|a| a.address == NOOP);
+            pos.map(|p| bal.remove(p)).is_some()
+        }, INVALID_BAL),
+        ("dropped storage read of a transaction", |bal, _, _| {
+            let Some(a) = bal.iter_mut().find(|a| a.address == NOOP) else { return false };
+            if a.storage_reads.is_empty() {
+                return false;
+            }
+            a.storage_reads.remove(0);
+            true
+        }, INVALID_BAL),
         ("dropped account (written)", |bal, n, _| {
             let pos = bal.iter().position(|a| a.balance_changes.iter().any(|c| is_tx_index(idx(c.block_access_index), n)));
             pos.map(|p| bal.remove(p)).is_some()

@@ -7,8 +7,9 @@
 //! are committed in block order into one state, which rebuilds the whole BAL exactly as
 //! the sequential path does, and the post-block stage runs on top.
 //!
-//! Verdicts: when no transaction's writes disagree with the header BAL, every
-//! transaction saw its exact pre-state, so the first failure in block order (invalid
+//! Verdicts: when neither the pre-block system calls' writes (index 0) nor any
+//! transaction's writes disagree with the header BAL, every transaction saw its exact
+//! pre-state, so the first failure in block order (invalid
 //! transaction or block gas overflow) is the same failure the sequential path finds.
 //! When some transaction's writes disagree, later transactions may have run on wrong
 //! state; the caller must then let the sequential path decide the verdict
@@ -123,6 +124,17 @@ where
         .build();
     state.reset_bal_index();
     run_pre_block(&mut state, &envs, header)?;
+    // Every transaction reads the header's index-0 writes as its starting state, so they
+    // must be exactly what the system calls wrote before anything else is trusted.
+    let pre_block_writes = state
+        .bal_state
+        .bal_builder
+        .clone()
+        .map(|b| writes_by_index(&b.into_alloy_bal(), 1).swap_remove(0))
+        .unwrap_or_default();
+    if let Some(reason) = diff_writes(0, &header_writes[0], &pre_block_writes) {
+        return Ok(ParallelOutcome::BalMismatch { reason });
+    }
 
     let runs: Vec<TxRun> = txs
         .par_iter()

@@ -7,6 +7,7 @@
 //! keccak256(pad32(key) ++ pad32(slot))):
 //!   Token:   0 balanceOf[address], 1 allowance[owner][spender], 2 totalSupply
 //!   Pool:    0 token0, 1 token1, 2 reserve0, 3 reserve1
+//!   Router:  no storage (holds dust token balances and allowances in the tokens)
 //!   Nft:     0 totalMinted, 1 ownerOf[uint256], 2 balanceOf[address]
 //!   Factory: 0 deployed
 //!   Writer:  raw slots (write(start, n, seed) sets slot start+i to seed+i)
@@ -25,6 +26,7 @@ pub static TOKEN_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("
 /// Creation code; the constructor takes `uint256 supply` (ABI-encoded after the code).
 pub static TOKEN_CREATION: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Token.bin")));
 pub static POOL_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Pool.bin-runtime")));
+pub static ROUTER_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Router.bin-runtime")));
 pub static NFT_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Nft.bin-runtime")));
 pub static FACTORY_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Factory.bin-runtime")));
 /// Creation code; the constructor takes `uint256 v`.
@@ -39,6 +41,14 @@ pub const TOKENS: usize = 8;
 /// (token0, token1) indices of each pool; pool 0 (the hottest) trades the two most popular
 /// tokens, as the biggest mainnet pools do.
 pub const POOL_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 3)];
+/// Two-hop router paths (poolA, zeroForOneA, poolB, zeroForOneB): the output token of the
+/// first hop is the input of the second. All go through the hot pool 0.
+pub const ROUTER_PATHS: [(usize, bool, usize, bool); 4] = [
+    (0, false, 1, true), // T1 -> T0 -> T2
+    (1, false, 0, true), // T2 -> T0 -> T1
+    (0, true, 2, true),  // T0 -> T1 -> T3
+    (2, false, 0, false), // T3 -> T1 -> T0
+];
 /// Writer slots 0 .. WRITER_PREFILLED-1 exist at genesis (overwrite batches land there).
 pub const WRITER_PREFILLED: u64 = 4096;
 /// Fresh writer batches start here and move up, never touching a slot twice.
@@ -54,6 +64,7 @@ fn fixed(label: &str, index: u64) -> Address {
 pub struct Addresses {
     pub tokens: Vec<Address>,
     pub pools: Vec<Address>,
+    pub router: Address,
     pub nft: Address,
     pub factory: Address,
     pub writer: Address,
@@ -68,6 +79,7 @@ impl Addresses {
         Self {
             tokens: (0..TOKENS as u64).map(|i| fixed("import-bench/token", i)).collect(),
             pools: (0..POOL_PAIRS.len() as u64).map(|i| fixed("import-bench/pool", i)).collect(),
+            router: fixed("import-bench/router", 0),
             nft: fixed("import-bench/nft", 0),
             factory: fixed("import-bench/factory", 0),
             writer: fixed("import-bench/writer", 0),
@@ -152,6 +164,13 @@ pub fn token_transfer(to: Address, amount: U256) -> Bytes {
 
 pub fn pool_swap(zero_for_one: bool, amount_in: U256, min_out: U256) -> Bytes {
     call("swap(bool,uint256,uint256)", &[word_bool(zero_for_one), word_u256(amount_in), word_u256(min_out)])
+}
+
+pub fn router_swap2(pool_a: Address, zero_for_one_a: bool, pool_b: Address, zero_for_one_b: bool, amount_in: U256) -> Bytes {
+    call(
+        "swap2(address,bool,address,bool,uint256,uint256)",
+        &[word_addr(pool_a), word_bool(zero_for_one_a), word_addr(pool_b), word_bool(zero_for_one_b), word_u256(amount_in), B256::ZERO],
+    )
 }
 
 pub fn nft_mint(count: u64) -> Bytes {

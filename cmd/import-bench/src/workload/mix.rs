@@ -36,6 +36,29 @@ const BURN_ROUNDS: std::ops::RangeInclusive<u64> = 10_000..=28_000;
 /// 32-byte KECCAK256); recount after changing Burner.sol.
 const BURN_GAS_PER_ROUND: u64 = 104;
 
+/// Fork-dependent sizes of the mix. EIP-8037 (Amsterdam) prices state growth ~5x higher
+/// and counts block gas as max(regular, state), so the same mix would give far less block
+/// gas there: Amsterdam creates fewer fresh slots and overwrites more (regular gas), so
+/// both forks land near the same median block gas (~25M at 200-500 transactions).
+#[derive(Debug, Clone)]
+pub(crate) struct Profile {
+    writer_fresh_pct: u32,
+    writer_fresh_n: std::ops::RangeInclusive<u64>,
+    writer_overwrite_n: std::ops::RangeInclusive<u64>,
+    /// Share of swaps that go two hops through the router.
+    router_pct: u32,
+}
+
+impl Profile {
+    pub fn for_fork(fork: Fork) -> Self {
+        if fork >= Fork::Amsterdam {
+            Profile { writer_fresh_pct: 20, writer_fresh_n: 4..=16, writer_overwrite_n: 16..=160, router_pct: 50 }
+        } else {
+            Profile { writer_fresh_pct: 40, writer_fresh_n: 4..=32, writer_overwrite_n: 8..=48, router_pct: 50 }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Erc20,
@@ -355,23 +378,36 @@ impl Workload {
         self.plan(kind, sender, tx)
     }
 
-    /// Constant-product swap on a hot pool: reads and writes both reserves, pulls the
-    /// input token (transferFrom under an infinite approval) and pushes the output token.
+    /// Constant-product swap on a hot pool, directly or (as most mainnet swaps) two hops
+    /// through the router: every hop reads and writes both reserves of its pool, pulls
+    /// the input token (transferFrom under an infinite approval) and pushes the output.
     fn plan_swap(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
         let sender = self.pick_sender(rng);
-        let pool = self.addrs.pools[self.pool_pop.sample(rng)];
-        let zero_for_one = rng.random_bool(0.5);
         let amount_in = U256::from(rng.random_range(10_000_000_000_000_000u128..=10 * super::ETHER));
-        let input = pool_swap(zero_for_one, amount_in, U256::ZERO);
         let c = self.costs;
-        // Pool: cold account, two token-address reads, two reserve updates; two cold token
-        // calls; allowance read; four balance updates; three logs; call overhead.
-        let exec = 2_600 + 2 * 2_100 + 2 * c.slot_update + 2 * 2_600 + 2_100 + 4 * c.slot_update + 6_000 + 15_000;
+        // One hop inside the pool: two token-address reads, two reserve updates, two cold
+        // token calls, the allowance read, four balance updates, three logs, call overhead.
+        let hop = 2 * 2_100 + 2 * c.slot_update + 2 * 2_600 + 2_100 + 4 * c.slot_update + 21_000;
+        let (kind, to, input, exec) = if rng.random_range(0..100) < self.profile.router_pct {
+            let (a, zf_a, b, zf_b) = ROUTER_PATHS[rng.random_range(0..ROUTER_PATHS.len())];
+            let (pool_a, pool_b) = (self.addrs.pools[a], self.addrs.pools[b]);
+            let input = router_swap2(pool_a, zf_a, pool_b, zf_b, amount_in);
+            // Router and both pools cold, two token-address views, the pull into the
+            // router, two hops, the push out, call overhead.
+            let pull = 2_600 + 2_100 + 2 * c.slot_update + 2_000;
+            // Inside the router the token accounts are warm after the pull.
+            let exec = 3 * 2_600 + 2 * 2_800 + pull + 2 * (hop - 20_000) + 2 * c.slot_update + 2_000 + 10_000;
+            ("router-swap", self.addrs.router, input, exec)
+        } else {
+            let zero_for_one = rng.random_bool(0.5);
+            let input = pool_swap(zero_for_one, amount_in, U256::ZERO);
+            ("swap", self.addrs.pools[self.pool_pop.sample(rng)], input, 2_600 + hop)
+        };
         let ty = Self::pick_ty(rng, 5, 0);
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
-        let tx = self.build(ty, TxKind::Call(pool), U256::ZERO, input, gas, AccessList::default(), fee);
-        self.plan("swap", sender, tx)
+        let tx = self.build(ty, TxKind::Call(to), U256::ZERO, input, gas, AccessList::default(), fee);
+        self.plan(kind, sender, tx)
     }
 
     /// NFT mint of 1-3 tokens: the global counter (hot) plus a fresh owner slot per token.
@@ -395,11 +431,9 @@ impl Workload {
     /// overwrites of pre-filled slots (overlapping with other batches of the block).
     fn plan_writer(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
         let sender = self.pick_sender(rng);
-        // From Amsterdam a new slot costs ~100k gas (EIP-8037): fewer fresh slots keep the
-        // block's gas in the same band.
-        let (fresh_pct, max_n) = if self.config.fork >= Fork::Amsterdam { (30, 24) } else { (50, 40) };
-        let n = rng.random_range(4..=max_n);
-        let fresh = rng.random_range(0..100) < fresh_pct;
+        let p = &self.profile;
+        let fresh = rng.random_range(0..100) < p.writer_fresh_pct;
+        let n = rng.random_range(if fresh { p.writer_fresh_n.clone() } else { p.writer_overwrite_n.clone() });
         let start = if fresh {
             let s = self.writer_cursor;
             self.writer_cursor += n;

@@ -70,6 +70,7 @@ pub const MAX_BLOBS_PER_BLOCK: usize = 6;
 pub struct Workload {
     config: WorkloadConfig,
     costs: Costs,
+    profile: mix::Profile,
     addrs: Addresses,
     senders: Vec<Sender>,
     holders: Vec<Address>,
@@ -98,6 +99,7 @@ impl Workload {
         let holders = (0..HOLDERS as u64).map(|i| derive_address(seed, "import-bench/holder", i)).collect();
         Self {
             costs: Costs::for_fork(config.fork),
+            profile: mix::Profile::for_fork(config.fork),
             addrs: Addresses::new(),
             senders,
             holders,
@@ -168,15 +170,25 @@ impl Workload {
                 let units = u64::from_le_bytes(r[..8].try_into().unwrap()) % 1_000_000 + 1;
                 credit(&mut storage, *h, U256::from(units) * U256::from(ETHER));
             }
+            let router = self.addrs.router;
+            let mut in_a_pool = false;
             for (p, &(t0, t1)) in POOL_PAIRS.iter().enumerate() {
                 if t0 == t || t1 == t {
+                    in_a_pool = true;
                     let pool = self.addrs.pools[p];
                     credit(&mut storage, pool, U256::from(POOL_RESERVE));
                     // Infinite approvals (never decremented by transferFrom) for swaps.
                     for s in &self.senders {
                         storage.insert(token_allowance_slot(s.address, pool), U256::MAX);
                     }
+                    storage.insert(token_allowance_slot(router, pool), U256::MAX);
                 }
+            }
+            if in_a_pool {
+                for s in &self.senders {
+                    storage.insert(token_allowance_slot(s.address, router), U256::MAX);
+                }
+                credit(&mut storage, router, U256::from(1));
             }
             storage.insert(U256::from(TOKEN_TOTAL_SUPPLY_SLOT), supply);
             alloc.insert(*token, contract(&TOKEN_RUNTIME, storage));
@@ -190,6 +202,7 @@ impl Workload {
             ]);
             alloc.insert(self.addrs.pools[p], contract(&POOL_RUNTIME, storage));
         }
+        alloc.insert(self.addrs.router, contract(&ROUTER_RUNTIME, BTreeMap::new()));
         // Counters start non-zero so every later write is an update, as the gas
         // estimates assume.
         let nft = BTreeMap::from([(U256::from(NFT_TOTAL_MINTED_SLOT), U256::from(1))]);

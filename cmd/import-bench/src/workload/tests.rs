@@ -160,6 +160,10 @@ fn check_chain(run: &ChainRun) {
             assert_ne!(r0, U256::from(POOL_RESERVE), "the hot pool saw no swap");
         }
     }
+    // The router ends every swap with the dust it started with.
+    for t in 0..4 {
+        assert_eq!(store.storage(&addrs.tokens[t], &token_balance_slot(addrs.router)).unwrap(), U256::from(1));
+    }
     // NFT counter, factory counter and burner chain advanced.
     let minted = store.storage(&addrs.nft, &U256::from(NFT_TOTAL_MINTED_SLOT)).unwrap();
     assert!(minted > U256::from(1));
@@ -186,13 +190,13 @@ fn check_chain(run: &ChainRun) {
 
 #[test]
 fn amsterdam_blocks_build_and_import() {
-    let run = run_chain(Fork::Amsterdam, 42, 5);
+    let run = run_chain(Fork::Amsterdam, 42, 8);
     check_chain(&run);
 }
 
 #[test]
 fn osaka_blocks_build_and_import() {
-    let run = run_chain(Fork::Osaka, 7, 4);
+    let run = run_chain(Fork::Osaka, 7, 6);
     check_chain(&run);
 }
 
@@ -229,4 +233,15 @@ fn mix_has_every_transaction_type() {
     }
     assert_eq!(types.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3, 4], "{types:?}");
     assert!(blobs > 0);
+}
+
+/// A fixture-length chain (149 blocks, run with `--ignored --nocapture`): everything
+/// stays valid that long, and prints min/median/max block gas per fork.
+#[test]
+#[ignore]
+fn fixture_length_chain() {
+    for fork in [Fork::Amsterdam, Fork::Osaka] {
+        let run = run_chain(fork, 1, 149);
+        check_chain(&run);
+    }
 }

@@ -782,10 +782,8 @@ impl ChainGenerator {
             }
             45..=46 => {
                 self.count("sweeper");
+                // SELFDESTRUCT credits the beneficiary without running its code.
                 let target = self.any_address();
-                if target == COUNTER {
-                    self.bump_counter(U256::ZERO);
-                }
                 let value = self.value();
                 self.signed(&key, TxKind::Call(SWEEPER), value, Bytes::from(address_word(target)), CALL_GAS)
             }
@@ -837,9 +835,10 @@ impl ChainGenerator {
             85..=94 => {
                 self.count("call-delegator");
                 let d = self.scenario.delegators.choose(&mut self.rng).unwrap().address();
-                let input = if matches!(self.model.delegations[&d], Some(FORWARDER) | Some(SWEEPER)) {
+                let delegation = self.model.delegations[&d];
+                let input = if matches!(delegation, Some(FORWARDER) | Some(SWEEPER)) {
                     let target = self.any_address();
-                    if target == COUNTER {
+                    if target == COUNTER && delegation == Some(FORWARDER) {
                         self.bump_counter(U256::ZERO);
                     }
                     Bytes::from(address_word(target))
@@ -852,7 +851,8 @@ impl ChainGenerator {
             // A delegator sends a transaction itself (a delegated EOA can still send).
             _ => {
                 self.count("delegator-sends");
-                let d = self.scenario.delegators.choose(&mut self.rng).unwrap().clone();
+                let senders = &self.scenario.delegators[..NUM_DELEGATORS - 1];
+                let d = senders.choose(&mut self.rng).unwrap().clone();
                 let to = self.any_address();
                 if to == COUNTER {
                     self.bump_counter(U256::ZERO);
@@ -865,10 +865,18 @@ impl ChainGenerator {
 
     fn delegation_tx(&mut self, sender: PrivateKeySigner) -> Transaction {
         let d = self.scenario.delegators.choose(&mut self.rng).unwrap().clone();
-        let target = *[COUNTER, COUNTER, FORWARDER, REVERTER, SWEEPER, Address::ZERO].choose(&mut self.rng).unwrap();
+        // Only the last delegator, which never sends transactions itself, may be delegated
+        // to the sweeper (which can empty its balance).
+        let sweepable = d.address() == self.scenario.delegators.last().unwrap().address();
+        let targets: &[Address] = if sweepable {
+            &[COUNTER, FORWARDER, REVERTER, SWEEPER, SWEEPER, Address::ZERO]
+        } else {
+            &[COUNTER, COUNTER, FORWARDER, REVERTER, Address::ZERO]
+        };
+        let target = *targets.choose(&mut self.rng).unwrap();
         // Sometimes the delegator sends the transaction carrying its own authorization: the
         // authorization nonce is then the one after the transaction's.
-        let self_sponsored = self.rng.random_bool(0.2);
+        let self_sponsored = !sweepable && self.rng.random_bool(0.2);
         let sender = if self_sponsored { d.clone() } else { sender };
         let nonce = self.next_nonce(sender.address());
         let mut authorization_list = Vec::new();
@@ -891,11 +899,11 @@ impl ChainGenerator {
             self.bump_counter(slot);
             (COUNTER, input)
         };
-        let to_forwarder =
-            matches!(self.model.delegations[&d.address()], Some(FORWARDER) | Some(SWEEPER)) && to == d.address();
-        let input = if to_forwarder {
+        let delegation = self.model.delegations[&d.address()];
+        let takes_address = matches!(delegation, Some(FORWARDER) | Some(SWEEPER)) && to == d.address();
+        let input = if takes_address {
             let t = self.any_address();
-            if t == COUNTER {
+            if t == COUNTER && delegation == Some(FORWARDER) {
                 self.bump_counter(U256::ZERO);
             }
             Bytes::from(address_word(t))
