@@ -74,8 +74,9 @@ pub struct BenchArgs {
     /// Worker threads (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
-    /// mdbx or rocksdb.
-    #[arg(long, default_value = "mdbx")]
+    /// rocksdb or mdbx. RocksDB is the default: its log-structured writes suit the
+    /// hash-keyed trie nodes a block writes (see the README's benchmark notes).
+    #[arg(long, default_value = "rocksdb")]
     db: String,
     /// Keep each mode's database under this directory (default: a temporary directory).
     #[arg(long)]

@@ -66,7 +66,7 @@ impl BenchOptions {
             bal: None,
             genesis: None,
             modes: vec![Mode::Sequential, Mode::Parallel],
-            db: DbKind::Mdbx,
+            db: DbKind::Rocksdb,
             datadir: None,
             sleep: Duration::from_millis(100),
             parallel_threshold: BAL_PARALLEL_TX_THRESHOLD,

@@ -3,7 +3,7 @@
 
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_consensus::{Transaction as _, Typed2718};
-use alloy_primitives::{Address, Bytes, U256};
+use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rlp::Encodable;
 use ethrex_blockchain::genesis::GenesisAccount;
 use ethrex_common::{Block, BlockWithBal, ChainConfig, Fork, Header, Transaction};
@@ -85,8 +85,32 @@ fn tx_json(tx: &Transaction) -> anyhow::Result<Value> {
     Ok(Value::Object(m))
 }
 
+/// The BAL in the EF fixtures' JSON naming (`blockAccessIndex`, `postBalance`, ...), which
+/// other runners parse.
+fn bal_json(bal: &ethrex_common::BlockAccessList) -> Value {
+    let idx = |i: &alloy_eips::eip7928::BlockAccessIndex| q(i.0);
+    Value::Array(
+        bal.iter()
+            .map(|a| {
+                json!({
+                    "address": a.address,
+                    "nonceChanges": a.nonce_changes.iter().map(|c| json!({"blockAccessIndex": idx(&c.block_access_index), "postNonce": q(c.new_nonce)})).collect::<Vec<_>>(),
+                    "balanceChanges": a.balance_changes.iter().map(|c| json!({"blockAccessIndex": idx(&c.block_access_index), "postBalance": q(c.post_balance)})).collect::<Vec<_>>(),
+                    "codeChanges": a.code_changes.iter().map(|c| json!({"blockAccessIndex": idx(&c.block_access_index), "newCode": c.new_code})).collect::<Vec<_>>(),
+                    "storageChanges": a.storage_changes.iter().map(|s| json!({
+                        "slot": q(s.slot),
+                        "slotChanges": s.changes.iter().map(|c| json!({"blockAccessIndex": idx(&c.block_access_index), "postValue": q(c.new_value)})).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                    "storageReads": a.storage_reads.iter().map(|r| q(*r)).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )
+}
+
 fn account_json(nonce: u64, balance: U256, code: &Bytes, storage: &BTreeMap<U256, U256>) -> Value {
-    let storage: Map<String, Value> = storage.iter().map(|(k, v)| (q(*k), json!(q(*v)))).collect();
+    // Full 32-byte words: geth rejects odd-length hex in storage maps.
+    let storage: Map<String, Value> = storage.iter().map(|(k, v)| (B256::from(*k).to_string(), json!(B256::from(*v)))).collect();
     json!({ "nonce": q(nonce), "balance": q(balance), "code": code, "storage": storage })
 }
 
@@ -136,7 +160,7 @@ pub fn blockchain_test_json(
             entry["withdrawals"] = json!(w);
         }
         if let Some(bal) = &b.bal {
-            entry["blockAccessList"] = serde_json::to_value(bal)?;
+            entry["blockAccessList"] = bal_json(bal);
         }
         json_blocks.push(entry);
     }

@@ -13,7 +13,8 @@
 //!   Writer:  raw slots (write(start, n, seed) sets slot start+i to seed+i)
 //!   Burner:  0 last
 //!   Delegate (runs in the delegating EOA's storage): 0 pings
-//! The `layouts_match_the_compiled_code` test reads these slots back through the EVM.
+//! `workload::tests` checks them against the compiled code by running blocks (pool
+//! reserves equal the pools' token balances, the router keeps its dust, counters advance).
 
 use alloy_primitives::{hex, keccak256, Address, Bytes, B256, U256};
 use std::sync::LazyLock;
