@@ -1,0 +1,98 @@
+//! Durability: `kill -9` the importer at arbitrary moments, restart, and check that the
+//! head's state root matches its flat state every time and that the import resumes to the
+//! end. Runs the real binary on both on-disk backends.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ethrex");
+const BLOCKS: u64 = 30;
+
+fn run(args: &[&str]) -> (bool, String) {
+    let out = Command::new(BIN).args(args).output().expect("run ethrex");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+fn verify(datadir: &Path, db: &str) -> String {
+    let (ok, text) = run(&["verify-db", "--datadir", datadir.to_str().unwrap(), "--db", db]);
+    assert!(ok && text.contains("consistent"), "after a kill: {text}");
+    text
+}
+
+fn crash_and_resume(db: &str) {
+    let fixture = tempfile::tempdir().unwrap();
+    let out = fixture.path().to_str().unwrap();
+    let (ok, text) = run(&["fixture", "stress", "--out", out, "--blocks", &BLOCKS.to_string(), "--min-txs", "40", "--max-txs", "80", "--seed", "7"]);
+    assert!(ok, "{text}");
+    let chain = fixture.path().join("stress.rlp");
+    let genesis = fixture.path().join("stress.genesis.json");
+    let bal = fixture.path().join("stress.bal.rlp");
+    let datadir = tempfile::tempdir().unwrap();
+    let import_args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = ["import", "--network", genesis.to_str().unwrap(), "--datadir", datadir.path().to_str().unwrap(), "--db", db, "--bal", bal.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v.push(chain.to_str().unwrap().to_string());
+        v
+    };
+    // Calibrate: how long does a full import into a scratch directory take?
+    let scratch = tempfile::tempdir().unwrap();
+    let mut calibration = import_args(&[]);
+    let pos = calibration.iter().position(|a| a == "--datadir").unwrap() + 1;
+    calibration[pos] = scratch.path().to_str().unwrap().to_string();
+    let start = Instant::now();
+    let (ok, text) = run(&calibration.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "{text}");
+    let full = start.elapsed();
+    // Deterministic "random" kill points spread over the import (a small LCG), between
+    // 15% and 95% of a full run's duration.
+    let mut x: u64 = 0x2545F4914F6CDD1D;
+    let mut kills_after_progress = 0;
+    for round in 0..6 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let fraction = 0.15 + ((x >> 33) % 800) as f64 / 1000.0;
+        let delay = full.mul_f64(fraction);
+        let mut child = Command::new(BIN).args(import_args(&[])).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let start = Instant::now();
+        while start.elapsed() < delay {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let finished = child.try_wait().unwrap().is_some();
+        if !finished {
+            child.kill().unwrap(); // SIGKILL
+        }
+        child.wait().unwrap();
+        if datadir.path().join(db).exists() {
+            let text = verify(datadir.path(), db);
+            if text.contains("head block ") && !text.contains("head block 0 ") {
+                kills_after_progress += 1;
+            }
+        }
+        if finished {
+            eprintln!("{db}: import finished in round {round}");
+            break;
+        }
+    }
+    assert!(kills_after_progress > 0, "{db}: no kill landed after the import had made progress");
+    let (ok, text) = run(&import_args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(ok, "resume failed: {text}");
+    let text = verify(datadir.path(), db);
+    assert!(text.contains(&format!("head block {BLOCKS} ")), "{text}");
+}
+
+#[test]
+fn kill_9_during_import_leaves_a_consistent_head_mdbx() {
+    crash_and_resume("mdbx");
+}
+
+#[test]
+fn kill_9_during_import_leaves_a_consistent_head_rocksdb() {
+    crash_and_resume("rocksdb");
+}
