@@ -17,7 +17,8 @@ ETHREX="$CARGO_TARGET_DIR/release/ethrex"
 export PATH="$HOME/.cargo/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"
 
 [ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
-if ! revme --version 2>/dev/null | grep -q "41.0.0"; then
+# revme has no --version flag; cargo's install list says which version is installed.
+if ! command -v revme >/dev/null || ! cargo install --list 2>/dev/null | grep -q "^revme v41.0.0:"; then
     echo "installing revme 41.0.0 ..." >&2
     cargo install revme --version 41.0.0 --locked --force >&2
 fi
