@@ -57,9 +57,16 @@ pub struct BlockCommit<'a> {
     pub change_set: ChangeSet,
 }
 
+/// Trie nodes kept in memory across blocks. Nodes are addressed by their hash, so a cached
+/// node can never be stale: the cache needs no invalidation, only a size bound.
+const NODE_CACHE_ENTRIES: usize = 1 << 20;
+
+type NodeCache = quick_cache::sync::Cache<B256, Arc<Vec<u8>>>;
+
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<dyn KvBackend>,
+    nodes: Arc<NodeCache>,
 }
 
 fn corrupt(table: Table, e: impl std::fmt::Display) -> StoreError {
@@ -84,7 +91,7 @@ fn encode_u256(value: &U256) -> Vec<u8> {
 
 impl Store {
     pub fn new(backend: Arc<dyn KvBackend>) -> Self {
-        Self { backend }
+        Self { backend, nodes: Arc::new(NodeCache::new(NODE_CACHE_ENTRIES)) }
     }
 
     pub fn in_memory() -> Self {
@@ -257,6 +264,22 @@ impl Store {
         }
     }
 
+    /// Writes a batch, then puts the trie nodes it stored in the node cache (after the
+    /// write, so the cache never holds a node the database does not).
+    fn write_with_nodes(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        let nodes: Vec<(B256, Arc<Vec<u8>>)> = batch
+            .ops
+            .iter()
+            .filter(|(t, _, v)| *t == Table::TrieNodes && v.is_some())
+            .map(|(_, k, v)| (B256::from_slice(k), Arc::new(v.clone().unwrap_or_default())))
+            .collect();
+        self.write(batch)?;
+        for (hash, node) in nodes {
+            self.nodes.insert(hash, node);
+        }
+        Ok(())
+    }
+
     fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
         let number = block.header.number;
         batch.put(Table::Headers, hash.as_slice(), alloy_rlp::encode(&block.header));
@@ -273,7 +296,7 @@ impl Store {
         Self::put_state(&mut batch, state);
         batch.put(Table::Meta, GENESIS_KEY, hash.to_vec());
         batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
-        self.write(batch)
+        self.write_with_nodes(batch)
     }
 
     /// Writes a validated block, its state changes and change set, and makes it the
@@ -292,7 +315,7 @@ impl Store {
         batch.put(Table::CanonicalHashes, commit.block.header.number.to_be_bytes().to_vec(), hash.to_vec());
         Self::put_state(&mut batch, commit.state);
         batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
-        self.write(batch)
+        self.write_with_nodes(batch)
     }
 }
 
@@ -331,6 +354,13 @@ impl Store {
 
 impl NodeReader for Store {
     fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
-        Ok(self.backend.get(Table::TrieNodes, hash.as_slice())?)
+        if let Some(node) = self.nodes.get(hash) {
+            return Ok(Some(node.as_ref().clone()));
+        }
+        let node = self.backend.get(Table::TrieNodes, hash.as_slice())?;
+        if let Some(n) = &node {
+            self.nodes.insert(*hash, Arc::new(n.clone()));
+        }
+        Ok(node)
     }
 }
