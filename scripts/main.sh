@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
-# The main job. Until `import-bench` lands: every EF fixture through both execution paths.
+# The main job: generate the default stress fixture (149 blocks, 100M gas limit, 200-500
+# transactions per block) if it is not there yet, then import it in every mode
+# (sequential, parallel, ceiling) with the embedded database and print the table.
+# Extra arguments go to `ethrex import-bench` (e.g. --db mdbx, --threads 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
-FIXTURES="${EEST_FIXTURES:-$(pwd)/../shared/fixtures/eest}"
-"$CARGO_TARGET_DIR/release/ethrex" ef-test --mode both --parallel-threshold 0 --db rocksdb "$FIXTURES"
+ETHREX="$CARGO_TARGET_DIR/release/ethrex"
+OUT="${STRESS_DIR:-out/stress}"
+[ -x "$ETHREX" ] || cargo build --release --locked -p ethrex
+if [ ! -f "$OUT/stress.rlp" ]; then
+    "$ETHREX" fixture stress --out "$OUT"
+fi
+"$ETHREX" import-bench --fixture "$OUT/stress.rlp" --mode all \
+    --json "$OUT/bench.json" --plot "$OUT/bench.svg" "$@"
+echo "report: $OUT/bench.json, plot: $OUT/bench.svg"

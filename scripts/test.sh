@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
-# Runs every test: the workspace's unit and integration tests (including the EF fixtures
-# on all three database backends), then the EF fixtures through the `ethrex` binary.
+# Runs every test:
+#   1. the workspace's unit and integration tests (EF fixtures on all three backends and
+#      both execution paths, parallel-vs-sequential differential tests, node/Engine API
+#      tests, kill -9 durability tests, trie, storage, workload);
+#   2. the EF fixtures through the `ethrex` binary on every backend, both paths;
+#   3. the Hive tooling's unit tests and the Docker-free consume-engine run against the node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
 FIXTURES="${EEST_FIXTURES:-$(pwd)/../shared/fixtures/eest}"
 export EEST_FIXTURES="$FIXTURES"
+ETHREX="$CARGO_TARGET_DIR/release/ethrex"
 
 cargo build --release --workspace --locked
 cargo test --release --workspace --locked
+
+echo "== Hive tooling unit tests"
+PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s hive -p 'test_*.py'
+echo "== consume-engine (Docker-free) against ethrex node"
+PYTHONDONTWRITEBYTECODE=1 python3 hive/consume_engine.py --bin "$ETHREX" --db rocksdb "$FIXTURES"
+
 for db in memory mdbx rocksdb; do
     echo "== ethrex ef-test --db $db --mode both --parallel-threshold 0"
-    "$CARGO_TARGET_DIR/release/ethrex" ef-test --db "$db" --mode both --parallel-threshold 0 "$FIXTURES"
+    "$ETHREX" ef-test --db "$db" --mode both --parallel-threshold 0 "$FIXTURES"
 done
