@@ -113,9 +113,11 @@ where
     let header = &block.block.header;
     let envs = BlockEnvs::new(config, header);
     let txs = &block.block.body.transactions;
+    let t_setup = std::time::Instant::now();
     let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecutionError::Bal(format!("{e:?}")))?);
     let header_writes = writes_by_index(bal, txs.len() + 2);
 
+    let setup_time = t_setup.elapsed();
     // The state everything is finally committed into, in block order.
     let mut state = State::builder()
         .with_database(WrapDatabaseRef(db))
@@ -136,6 +138,7 @@ where
         return Ok(ParallelOutcome::BalMismatch { reason });
     }
 
+    let t_parallel = std::time::Instant::now();
     let runs: Vec<TxRun> = txs
         .par_iter()
         .zip(block.senders.par_iter())
@@ -143,6 +146,8 @@ where
         .map(|(index, (tx, sender))| run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, *sender))
         .collect();
 
+    let parallel_time = t_parallel.elapsed();
+    let t_commit = std::time::Instant::now();
     let mut receipts = Vec::with_capacity(txs.len());
     let mut gas = GasCounter::default();
     for (index, (tx, run)) in txs.iter().zip(runs).enumerate() {
@@ -159,6 +164,17 @@ where
         state.commit(evm_state);
         receipts.push(build_receipt(tx.ty(), success, gas.cumulative_tx_gas, logs));
     }
+    let commit_time = t_commit.elapsed();
+    let t_post = std::time::Instant::now();
     let requests = run_post_block(&mut state, &envs, block, config, &receipts)?;
-    Ok(ParallelOutcome::Executed(finish(state, true, receipts, gas.block_gas(envs.fork), requests)))
+    let output = finish(state, true, receipts, gas.block_gas(envs.fork), requests);
+    tracing::trace!(
+        block = header.number,
+        bal_setup_ms = setup_time.as_secs_f64() * 1e3,
+        parallel_ms = parallel_time.as_secs_f64() * 1e3,
+        ordered_commit_ms = commit_time.as_secs_f64() * 1e3,
+        post_and_bundle_ms = t_post.elapsed().as_secs_f64() * 1e3,
+        "parallel execution phases"
+    );
+    Ok(ParallelOutcome::Executed(output))
 }
