@@ -118,31 +118,34 @@ fn requests_hash(requests: &[Bytes]) -> B256 {
     Requests::new(requests.to_vec()).requests_hash()
 }
 
+/// Turns a V3-shaped payload into a block with the fields the payload leaves out of the
+/// header (beacon root; from Prague on, the requests hash). An undecodable payload is an
+/// INVALID status, not an error.
+fn block_from_payload(payload: ExecutionPayloadV3, root: B256, requests: Option<&[Bytes]>) -> Result<(Block, B256), Value> {
+    let expected_hash = payload.payload_inner.payload_inner.block_hash;
+    let parent = payload.payload_inner.payload_inner.parent_hash;
+    let mut block = block_from_v3(payload).map_err(|e| status("INVALID", Some(parent), Some(e)))?;
+    block.header.parent_beacon_block_root = Some(root);
+    block.header.requests_hash = requests.map(requests_hash);
+    Ok((block, expected_hash))
+}
+
 fn new_payload_v3(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
     let (payload, hashes, root): (ExecutionPayloadV3, Vec<B256>, B256) = params.parse()?;
     require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Cancun])?;
-    let expected_hash = payload.payload_inner.payload_inner.block_hash;
-    let parent = payload.payload_inner.payload_inner.parent_hash;
-    let mut block = match block_from_v3(payload) {
-        Ok(b) => b,
-        Err(e) => return Ok(status("INVALID", Some(parent), Some(e))),
-    };
-    block.header.parent_beacon_block_root = Some(root);
-    import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)
+    match block_from_payload(payload, root, None) {
+        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes),
+        Err(invalid) => Ok(invalid),
+    }
 }
 
 fn new_payload_v4(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
     let (payload, hashes, root, requests): (ExecutionPayloadV3, Vec<B256>, B256, Vec<Bytes>) = params.parse()?;
     require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Prague, Fork::Osaka])?;
-    let expected_hash = payload.payload_inner.payload_inner.block_hash;
-    let parent = payload.payload_inner.payload_inner.parent_hash;
-    let mut block = match block_from_v3(payload) {
-        Ok(b) => b,
-        Err(e) => return Ok(status("INVALID", Some(parent), Some(e))),
-    };
-    block.header.parent_beacon_block_root = Some(root);
-    block.header.requests_hash = Some(requests_hash(&requests));
-    import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)
+    match block_from_payload(payload, root, Some(&requests)) {
+        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes),
+        Err(invalid) => Ok(invalid),
+    }
 }
 
 fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
@@ -153,19 +156,16 @@ fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned
     let (payload, hashes, root, requests): (ExecutionPayloadV4, Vec<B256>, B256, Vec<Bytes>) = params.parse()?;
     let inner = &payload.payload_inner.payload_inner.payload_inner;
     require_fork(node, inner.timestamp, &[Fork::Amsterdam])?;
-    let expected_hash = inner.block_hash;
     let parent = inner.parent_hash;
     let bal_bytes = payload.block_access_list.clone();
     let bal = match BlockAccessList::decode(&mut bal_bytes.as_ref()) {
         Ok(b) => b,
         Err(e) => return Ok(status("INVALID", Some(parent), Some(format!("block access list does not decode: {e}")))),
     };
-    let mut block = match block_from_v3(payload.payload_inner) {
+    let (mut block, expected_hash) = match block_from_payload(payload.payload_inner, root, Some(&requests)) {
         Ok(b) => b,
-        Err(e) => return Ok(status("INVALID", Some(parent), Some(e))),
+        Err(invalid) => return Ok(invalid),
     };
-    block.header.parent_beacon_block_root = Some(root);
-    block.header.requests_hash = Some(requests_hash(&requests));
     block.header.block_access_list_hash = Some(keccak256(&bal_bytes));
     block.header.slot_number = Some(payload.slot_number);
     import_payload(node, Incoming { block, bal: Some(bal), expected_hash }, &hashes)

@@ -239,23 +239,28 @@ impl Store {
 
     // ---- writes ----
 
-    fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
-        for (address, slot) in &state.wiped_storage {
-            batch.delete(Table::Storage, storage_key(address, slot));
-        }
-        for (address, account) in &state.accounts {
+    /// Account records (`None` deletes) and slot values (zero deletes) into the flat tables.
+    fn put_flat_state(batch: &mut WriteBatch, accounts: &[(Address, Option<AccountState>)], storage: &[(Address, U256, U256)]) {
+        for (address, account) in accounts {
             match account {
                 Some(a) => batch.put(Table::Accounts, address.as_slice(), alloy_rlp::encode(a)),
                 None => batch.delete(Table::Accounts, address.as_slice()),
             }
         }
-        for (address, slot, value) in &state.storage {
+        for (address, slot, value) in storage {
             if value.is_zero() {
                 batch.delete(Table::Storage, storage_key(address, slot));
             } else {
                 batch.put(Table::Storage, storage_key(address, slot), encode_u256(value));
             }
         }
+    }
+
+    fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
+        for (address, slot) in &state.wiped_storage {
+            batch.delete(Table::Storage, storage_key(address, slot));
+        }
+        Self::put_flat_state(batch, &state.accounts, &state.storage);
         for (hash, code) in state.codes {
             batch.put(Table::Code, hash.as_slice(), code.to_vec());
         }
@@ -332,19 +337,7 @@ impl Store {
         }
         let change_set = self.change_set(&head)?.ok_or_else(|| corrupt(Table::ChangeSets, format!("block {head} has no change set")))?;
         let mut batch = WriteBatch::new();
-        for (address, account) in &change_set.accounts {
-            match account {
-                Some(a) => batch.put(Table::Accounts, address.as_slice(), alloy_rlp::encode(a)),
-                None => batch.delete(Table::Accounts, address.as_slice()),
-            }
-        }
-        for (address, slot, value) in &change_set.storage {
-            if value.is_zero() {
-                batch.delete(Table::Storage, storage_key(address, slot));
-            } else {
-                batch.put(Table::Storage, storage_key(address, slot), encode_u256(value));
-            }
-        }
+        Self::put_flat_state(&mut batch, &change_set.accounts, &change_set.storage);
         batch.delete(Table::CanonicalHashes, header.number.to_be_bytes().to_vec());
         batch.put(Table::Meta, HEAD_KEY, header.parent_hash.to_vec());
         self.write(batch)?;
