@@ -14,13 +14,22 @@ use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "ethrex", version, about = "Ethereum execution client with BAL-driven block import")]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(after_help = "Without a subcommand, `ethrex --network ...` runs `ethrex node --network ...`.")]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
-    /// Without a subcommand, `ethrex` runs the node with these options.
-    #[command(flatten)]
-    node: Option<node_cmd::NodeArgs>,
+    command: Command,
+}
+
+/// `ethrex --network ...` (options first, no subcommand) means `ethrex node --network ...`.
+fn args_with_default_command() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let starts_with_option = args.get(1).map(|a| a.to_string_lossy().into_owned()).is_some_and(|a| {
+        a.starts_with("--") && !matches!(a.as_str(), "--help" | "--version")
+    });
+    if starts_with_option {
+        args.insert(1, "node".into());
+    }
+    args
 }
 
 #[derive(Subcommand)]
@@ -43,18 +52,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
-    let cli = Cli::parse();
-    let result = match cli.command {
-        None => match cli.node {
-            Some(args) => node_cmd::run_node(args),
-            None => Err(anyhow::anyhow!("nothing to do: give --network to run the node, or a subcommand (see --help)")),
-        },
-        Some(command) => run(command),
+    let cli = Cli::parse_from(args_with_default_command());
+    // A node logs one line per block by default; batch tools only warn.
+    let default_filter = match cli.command {
+        Command::Node(_) | Command::Import(_) => "info",
+        _ => "warn",
     };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let result = run(cli.command);
     match result {
         Ok(code) => code,
         Err(e) => {

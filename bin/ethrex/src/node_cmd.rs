@@ -124,6 +124,7 @@ pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await.map_err(|e| anyhow::anyhow!("{e}"))?;
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
         let head = node.chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
+        metrics::gauge!("ethrex_head_number").set(head as f64);
         tracing::info!(head, "serving");
         shutdown_signal().await;
         tracing::info!("shutting down");
