@@ -84,13 +84,8 @@ pub struct BenchArgs {
     /// Pause between blocks, outside the timed region.
     #[arg(long, default_value_t = 100)]
     sleep_ms: u64,
-    /// Minimum transactions for the parallel path.
-    #[arg(long, default_value_t = ethrex_blockchain::BAL_PARALLEL_TX_THRESHOLD)]
-    parallel_threshold: usize,
-    #[arg(long)]
-    no_bal_warmer: bool,
-    #[arg(long)]
-    no_bal_parallel_trie: bool,
+    #[command(flatten)]
+    tuning: crate::node_cmd::ParallelTuning,
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -111,9 +106,9 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.db = db;
     options.datadir = a.datadir;
     options.sleep = Duration::from_millis(a.sleep_ms);
-    options.parallel_threshold = a.parallel_threshold;
-    options.warmer = !a.no_bal_warmer;
-    options.parallel_trie = !a.no_bal_parallel_trie;
+    options.parallel_threshold = a.tuning.parallel_threshold;
+    options.warmer = !a.tuning.no_bal_warmer;
+    options.parallel_trie = !a.tuning.no_bal_parallel_trie;
 
     let fixture = load_fixture(&options)?;
     let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();

@@ -16,15 +16,8 @@ pub struct EfTestArgs {
     /// Execution path: sequential, parallel, or both (which must then agree).
     #[arg(long, default_value = "sequential", value_parser = parse_mode)]
     mode: Mode,
-    /// Minimum transactions for the parallel path (0: every block with a BAL).
-    #[arg(long, default_value_t = ethrex_blockchain::BAL_PARALLEL_TX_THRESHOLD)]
-    parallel_threshold: usize,
-    /// Do not prefetch BAL-named state before parallel execution.
-    #[arg(long)]
-    no_bal_warmer: bool,
-    /// Compute the state root after execution instead of from the BAL alongside it.
-    #[arg(long)]
-    no_bal_parallel_trie: bool,
+    #[command(flatten)]
+    tuning: crate::node_cmd::ParallelTuning,
     /// Also write every result as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -46,9 +39,9 @@ pub fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         db: args.db,
         mode: args.mode,
-        parallel_threshold: args.parallel_threshold,
-        warmer: !args.no_bal_warmer,
-        parallel_trie: !args.no_bal_parallel_trie,
+        parallel_threshold: args.tuning.parallel_threshold,
+        warmer: !args.tuning.no_bal_warmer,
+        parallel_trie: !args.tuning.no_bal_parallel_trie,
     };
     let results: Vec<CaseResult> = files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();
     let mut failed = 0usize;

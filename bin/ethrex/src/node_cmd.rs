@@ -38,29 +38,44 @@ impl DbArgs {
     }
 }
 
-/// Execution options shared by the node and the import command.
+/// Tuning of the parallel BAL path, shared by every command that imports blocks.
+#[derive(Args, Clone)]
+pub struct ParallelTuning {
+    /// Blocks with fewer transactions are executed sequentially (0: every block with a BAL).
+    #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
+    pub parallel_threshold: usize,
+    /// Do not prefetch BAL-named state before parallel execution.
+    #[arg(long)]
+    pub no_bal_warmer: bool,
+    /// Compute the state root after execution instead of from the BAL alongside it.
+    #[arg(long)]
+    pub no_bal_parallel_trie: bool,
+}
+
+impl ParallelTuning {
+    pub fn options(&self, parallel: bool) -> ImportOptions {
+        ImportOptions {
+            parallel,
+            parallel_threshold: self.parallel_threshold,
+            warmer: !self.no_bal_warmer,
+            parallel_trie: !self.no_bal_parallel_trie,
+        }
+    }
+}
+
+/// Execution options of the node and the import command.
 #[derive(Args, Clone)]
 pub struct ExecArgs {
     /// Execute every block sequentially, even with a BAL.
     #[arg(long)]
     pub no_bal_parallel_exec: bool,
-    /// Blocks with fewer transactions are executed sequentially.
-    #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
-    pub parallel_threshold: usize,
-    #[arg(long)]
-    pub no_bal_warmer: bool,
-    #[arg(long)]
-    pub no_bal_parallel_trie: bool,
+    #[command(flatten)]
+    pub tuning: ParallelTuning,
 }
 
 impl ExecArgs {
     fn options(&self) -> ImportOptions {
-        ImportOptions {
-            parallel: !self.no_bal_parallel_exec,
-            parallel_threshold: self.parallel_threshold,
-            warmer: !self.no_bal_warmer,
-            parallel_trie: !self.no_bal_parallel_trie,
-        }
+        self.tuning.options(!self.no_bal_parallel_exec)
     }
 }
 

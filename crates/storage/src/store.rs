@@ -63,10 +63,26 @@ const NODE_CACHE_ENTRIES: usize = 1 << 20;
 
 type NodeCache = quick_cache::sync::Cache<B256, Arc<Vec<u8>>>;
 
+/// Flat state of the head kept in memory across blocks. Unlike trie nodes these entries
+/// change, so every write of the flat tables goes through `Store::write`, which updates
+/// the caches after the database accepted the batch.
+const ACCOUNT_CACHE_ENTRIES: usize = 1 << 19;
+const STORAGE_CACHE_ENTRIES: usize = 1 << 21;
+
+struct FlatCache {
+    /// Misses fill the cache under the read side, writes apply under the write side, so a
+    /// reader can never put back a value a concurrent write has just replaced.
+    fill_lock: parking_lot::RwLock<()>,
+    /// Raw account records; `None`: the account does not exist.
+    accounts: quick_cache::sync::Cache<Address, Option<Vec<u8>>>,
+    storage: quick_cache::sync::Cache<(Address, U256), U256>,
+}
+
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<dyn KvBackend>,
     nodes: Arc<NodeCache>,
+    flat: Arc<FlatCache>,
 }
 
 fn corrupt(table: Table, e: impl std::fmt::Display) -> StoreError {
@@ -91,7 +107,15 @@ fn encode_u256(value: &U256) -> Vec<u8> {
 
 impl Store {
     pub fn new(backend: Arc<dyn KvBackend>) -> Self {
-        Self { backend, nodes: Arc::new(NodeCache::new(NODE_CACHE_ENTRIES)) }
+        Self {
+            backend,
+            nodes: Arc::new(NodeCache::new(NODE_CACHE_ENTRIES)),
+            flat: Arc::new(FlatCache {
+                fill_lock: parking_lot::RwLock::new(()),
+                accounts: quick_cache::sync::Cache::new(ACCOUNT_CACHE_ENTRIES),
+                storage: quick_cache::sync::Cache::new(STORAGE_CACHE_ENTRIES),
+            }),
+        }
     }
 
     pub fn in_memory() -> Self {
@@ -112,8 +136,48 @@ impl Store {
         self.backend.kind()
     }
 
+    /// Applies a batch atomically, then brings the in-memory caches up to date with it.
     pub fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
-        self.backend.write(batch)
+        // What the caches must learn, collected before the batch is handed over.
+        let mut accounts = Vec::new();
+        let mut storage = Vec::new();
+        let mut nodes = Vec::new();
+        for (table, key, value) in &batch.ops {
+            match table {
+                Table::Accounts if key.len() == 20 => accounts.push((Address::from_slice(key), value.clone())),
+                Table::Storage if key.len() == 52 => {
+                    let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
+                    storage.push(((Address::from_slice(&key[..20]), U256::from_be_slice(&key[20..])), v));
+                }
+                Table::TrieNodes if key.len() == 32 => {
+                    if let Some(v) = value {
+                        nodes.push((B256::from_slice(key), Arc::new(v.clone())));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let _exclusive = self.flat.fill_lock.write();
+        if let Err(e) = self.backend.write(batch) {
+            // The batch may or may not have landed: forget what the caches knew about it.
+            for (address, _) in &accounts {
+                self.flat.accounts.remove(address);
+            }
+            for (key, _) in &storage {
+                self.flat.storage.remove(key);
+            }
+            return Err(e);
+        }
+        for (address, value) in accounts {
+            self.flat.accounts.insert(address, value);
+        }
+        for (key, value) in storage {
+            self.flat.storage.insert(key, value);
+        }
+        for (hash, node) in nodes {
+            self.nodes.insert(hash, node);
+        }
+        Ok(())
     }
 
     // ---- chain data ----
@@ -192,16 +256,31 @@ impl Store {
     // ---- state of the head block ----
 
     pub fn account(&self, address: &Address) -> Result<Option<AccountState>, StoreError> {
-        self.backend.get(Table::Accounts, address.as_slice())?.map(|b| decode(Table::Accounts, &b)).transpose()
+        let raw = match self.flat.accounts.get(address) {
+            Some(raw) => raw,
+            None => {
+                let _fill = self.flat.fill_lock.read();
+                let raw = self.backend.get(Table::Accounts, address.as_slice())?;
+                self.flat.accounts.insert(*address, raw.clone());
+                raw
+            }
+        };
+        raw.map(|b| decode(Table::Accounts, &b)).transpose()
     }
 
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreError> {
-        Ok(self
+        if let Some(v) = self.flat.storage.get(&(*address, *slot)) {
+            return Ok(v);
+        }
+        let _fill = self.flat.fill_lock.read();
+        let value = self
             .backend
             .get(Table::Storage, &storage_key(address, slot))?
             .map(|b| U256::try_from_be_slice(&b).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes")))
             .transpose()?
-            .unwrap_or_default())
+            .unwrap_or_default();
+        self.flat.storage.insert((*address, *slot), value);
+        Ok(value)
     }
 
     /// Every non-zero slot of an account (used when an account's storage is wiped).
@@ -269,21 +348,6 @@ impl Store {
         }
     }
 
-    /// Writes a batch, then puts the trie nodes it stored in the node cache (after the
-    /// write, so the cache never holds a node the database does not).
-    fn write_with_nodes(&self, batch: WriteBatch) -> Result<(), StoreError> {
-        let nodes: Vec<(B256, Arc<Vec<u8>>)> = batch
-            .ops
-            .iter()
-            .filter(|(t, _, v)| *t == Table::TrieNodes && v.is_some())
-            .map(|(_, k, v)| (B256::from_slice(k), Arc::new(v.clone().unwrap_or_default())))
-            .collect();
-        self.write(batch)?;
-        for (hash, node) in nodes {
-            self.nodes.insert(hash, node);
-        }
-        Ok(())
-    }
 
     fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
         let number = block.header.number;
@@ -301,7 +365,7 @@ impl Store {
         Self::put_state(&mut batch, state);
         batch.put(Table::Meta, GENESIS_KEY, hash.to_vec());
         batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
-        self.write_with_nodes(batch)
+        self.write(batch)
     }
 
     /// Writes a validated block, its state changes and change set, and makes it the
@@ -320,7 +384,7 @@ impl Store {
         batch.put(Table::CanonicalHashes, commit.block.header.number.to_be_bytes().to_vec(), hash.to_vec());
         Self::put_state(&mut batch, commit.state);
         batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
-        self.write_with_nodes(batch)
+        self.write(batch)
     }
 }
 
