@@ -3,7 +3,7 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use ethrex_common::Fork;
-use ethrex_import_bench::bench::{load_fixture, modes_for, run_mode, BenchOptions};
+use ethrex_import_bench::bench::{load_fixture, modes_for, run_modes, BenchOptions};
 use ethrex_import_bench::generate::{generate, StressOptions};
 use ethrex_import_bench::plot::svg;
 use ethrex_import_bench::report::table;
@@ -114,10 +114,7 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();
     let txs: usize = fixture.blocks.iter().map(|b| b.block.body.transactions.len()).sum();
     eprintln!("{}: {} blocks, {} transactions, {:.1} Mgas; {} threads, {}", a.fixture.display(), fixture.blocks.len(), txs, gas as f64 / 1e6, threads, a.db);
-    let mut reports = Vec::new();
-    for mode in &options.modes {
-        reports.push(run_mode(&options, &fixture, *mode)?);
-    }
+    let reports = run_modes(&options, &fixture)?;
     print!("{}", table(&reports));
     if let Some(path) = &a.json {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);

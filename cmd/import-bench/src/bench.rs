@@ -122,35 +122,42 @@ fn fresh_store(options: &BenchOptions, mode: Mode, fixture: &LoadedFixture) -> a
     Ok((store, tmp))
 }
 
-fn progress(len: usize, mode: Mode) -> ProgressBar {
-    let bar = ProgressBar::new(len as u64);
-    bar.set_style(ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} blocks ({eta})").unwrap());
-    bar.set_message(mode.name());
-    bar
-}
-
-pub fn run_mode(options: &BenchOptions, fixture: &LoadedFixture, mode: Mode) -> anyhow::Result<ModeReport> {
-    let (store, _tmp) = fresh_store(options, mode, fixture)?;
-    let import_options = ImportOptions {
-        parallel: mode != Mode::Sequential,
-        parallel_threshold: options.parallel_threshold,
-        warmer: options.warmer,
-        parallel_trie: options.parallel_trie,
-    };
-    let chain = Blockchain::new(store.clone(), fixture.config.clone()).with_options(import_options);
-    let bar = progress(fixture.blocks.len(), mode);
-    let mut rows = Vec::with_capacity(fixture.blocks.len());
-    for block in &fixture.blocks {
-        std::thread::sleep(options.sleep);
-        let row = if mode == Mode::Ceiling { ceiling_block(&chain, block)? } else {
-            let outcome = chain.import_block(block.clone()).with_context(|| format!("{} mode: block {}", mode.name(), block.number()))?;
-            BlockRow::from_outcome(&outcome)
+/// Runs every mode over the chain, block by block in turn: block 1 in each mode, then
+/// block 2 in each mode, and so on, each mode on its own fresh database. Interleaving puts
+/// every mode under the same machine conditions at the same moment, so the ratios hold
+/// even when the machine's speed drifts during the run.
+pub fn run_modes(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Result<Vec<ModeReport>> {
+    let mut runs = Vec::with_capacity(options.modes.len());
+    for &mode in &options.modes {
+        let (store, tmp) = fresh_store(options, mode, fixture)?;
+        let import_options = ImportOptions {
+            parallel: mode != Mode::Sequential,
+            parallel_threshold: options.parallel_threshold,
+            warmer: options.warmer,
+            parallel_trie: options.parallel_trie,
         };
-        rows.push(row);
+        let chain = Blockchain::new(store, fixture.config.clone()).with_options(import_options);
+        runs.push((mode, chain, tmp, Vec::with_capacity(fixture.blocks.len())));
+    }
+    let bar = ProgressBar::new(fixture.blocks.len() as u64);
+    bar.set_style(ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks, every mode ({eta})").unwrap());
+    for block in &fixture.blocks {
+        for (mode, chain, _, rows) in runs.iter_mut() {
+            std::thread::sleep(options.sleep);
+            let row = if *mode == Mode::Ceiling {
+                ceiling_block(chain, block)?
+            } else {
+                let outcome = chain
+                    .import_block(block.clone())
+                    .with_context(|| format!("{} mode: block {}", mode.name(), block.number()))?;
+                BlockRow::from_outcome(&outcome)
+            };
+            rows.push(row);
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(ModeReport::new(mode.name(), rows))
+    Ok(runs.into_iter().map(|(mode, _, _, rows)| ModeReport::new(mode.name(), rows)).collect())
 }
 
 /// Times parallel execution alone on a fully warmed in-memory cache, then imports the
