@@ -136,7 +136,7 @@ pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
             (addr, port) => Some(SocketAddr::new(addr.unwrap_or([127, 0, 0, 1].into()), port.unwrap_or(8545))),
         };
         let auth = SocketAddr::new(args.authrpc_addr, args.authrpc_port);
-        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await?;
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
         let head = node.chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
         metrics::gauge!("ethrex_head_number").set(head as f64);

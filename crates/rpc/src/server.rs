@@ -18,7 +18,7 @@ pub struct RunningServers {
     pub http: Option<(ServerHandle, SocketAddr)>,
 }
 
-pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, http_addr: Option<SocketAddr>) -> anyhow_like::Result<RunningServers> {
+pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, http_addr: Option<SocketAddr>) -> Result<RunningServers, ServerError> {
     let auth_layer = ValidateRequestHeaderLayer::custom(move |request: &mut http::Request<jsonrpsee::server::HttpBody>| {
         let header = request.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
         match secret.validate_header(header) {
@@ -33,15 +33,15 @@ pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, ht
     });
     let mut engine = crate::engine::module(node.clone());
     // Consensus clients also read chain data over the auth port.
-    engine.merge(crate::eth::module(node.clone())).map_err(|e| anyhow_like::Error(e.to_string()))?;
+    engine.merge(crate::eth::module(node.clone())).map_err(|e| ServerError::Setup(e.to_string()))?;
     let auth_config = ServerConfig::builder().max_request_body_size(ENGINE_MAX_BODY).max_response_body_size(ENGINE_MAX_BODY).build();
     let auth_server = Server::builder()
         .set_config(auth_config)
         .set_http_middleware(tower::ServiceBuilder::new().layer(auth_layer))
         .build(auth_addr)
         .await
-        .map_err(|e| anyhow_like::Error(format!("binding the Engine API to {auth_addr}: {e}")))?;
-    let auth_addr = auth_server.local_addr().map_err(|e| anyhow_like::Error(e.to_string()))?;
+        .map_err(|e| ServerError::Bind { what: "Engine API", addr: auth_addr, reason: e.to_string() })?;
+    let auth_addr = auth_server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
     let auth = auth_server.start(engine);
 
     let http = match http_addr {
@@ -51,23 +51,18 @@ pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, ht
                 .set_config(ServerConfig::builder().max_request_body_size(HTTP_MAX_BODY).build())
                 .build(addr)
                 .await
-                .map_err(|e| anyhow_like::Error(format!("binding the HTTP API to {addr}: {e}")))?;
-            let local = server.local_addr().map_err(|e| anyhow_like::Error(e.to_string()))?;
+                .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
+            let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
             Some((server.start(crate::eth::module(node)), local))
         }
     };
     Ok(RunningServers { auth, auth_addr, http })
 }
 
-/// A minimal error type so this crate does not pull in anyhow.
-pub mod anyhow_like {
-    #[derive(Debug)]
-    pub struct Error(pub String);
-    impl std::fmt::Display for Error {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(&self.0)
-        }
-    }
-    impl std::error::Error for Error {}
-    pub type Result<T> = std::result::Result<T, Error>;
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("binding the {what} to {addr}: {reason}")]
+    Bind { what: &'static str, addr: SocketAddr, reason: String },
+    #[error("setting up the RPC server: {0}")]
+    Setup(String),
 }
