@@ -113,17 +113,10 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         let parent = store.head_header()?.context("store has no head")?;
         let timestamp = number * SECONDS_PER_SLOT;
         let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or(GENESIS_BASE_FEE);
-        let blob_base_fee = config
-            .blob_params_at(timestamp)
-            .map(|p| {
-                let excess = p.next_block_excess_blob_gas_osaka(
-                    parent.excess_blob_gas.unwrap_or_default(),
-                    parent.blob_gas_used.unwrap_or_default(),
-                    parent.base_fee_per_gas.unwrap_or_default(),
-                );
-                p.calc_blob_fee(excess)
-            })
-            .unwrap_or(1);
+        let blob_base_fee = match (config.blob_params_at(timestamp), config.next_excess_blob_gas(&parent, timestamp)) {
+            (Some(p), Some(excess)) => p.calc_blob_fee(excess),
+            _ => 1,
+        };
         let transactions = workload.next_block(number, base_fee, blob_base_fee);
         let withdrawals = (0..WITHDRAWALS_PER_BLOCK)
             .map(|i| {

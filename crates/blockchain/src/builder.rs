@@ -7,9 +7,8 @@ use crate::error::BlockError;
 use crate::import::{recover_senders, Blockchain};
 use crate::state_root::compute_state_update;
 use alloy_consensus::proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root};
-use alloy_consensus::{Transaction as _, EMPTY_OMMER_ROOT_HASH};
+use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
-use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
 use alloy_primitives::{Address, Bloom, Bytes, B256};
 use ethrex_common::{
     compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock, Transaction, Withdrawal,
@@ -37,11 +36,7 @@ impl Blockchain {
         let parent = self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
         let timestamp = attributes.timestamp;
         let fork = self.config.fork_at(timestamp);
-        let blob_params = self.config.blob_params_at(timestamp);
-        let blob_gas_used: u64 = transactions
-            .iter()
-            .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * DATA_GAS_PER_BLOB)
-            .sum();
+        let blob_gas_used = ethrex_common::blob_gas_used(&transactions);
         let withdrawals = (fork >= Fork::Shanghai).then(|| attributes.withdrawals.clone().into());
         let header = Header {
             parent_hash,
@@ -56,13 +51,7 @@ impl Blockchain {
             mix_hash: attributes.prev_randao,
             base_fee_per_gas: parent.next_block_base_fee(BaseFeeParams::ethereum()),
             blob_gas_used: (fork >= Fork::Cancun).then_some(blob_gas_used),
-            excess_blob_gas: blob_params.map(|p| {
-                p.next_block_excess_blob_gas_osaka(
-                    parent.excess_blob_gas.unwrap_or_default(),
-                    parent.blob_gas_used.unwrap_or_default(),
-                    parent.base_fee_per_gas.unwrap_or_default(),
-                )
-            }),
+            excess_blob_gas: self.config.next_excess_blob_gas(&parent, timestamp),
             parent_beacon_block_root: (fork >= Fork::Cancun).then_some(attributes.parent_beacon_block_root),
             slot_number: (fork >= Fork::Amsterdam).then_some(attributes.slot_number),
             // Filled in below from execution.

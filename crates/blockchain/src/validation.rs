@@ -3,11 +3,10 @@
 
 use crate::error::BlockError;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
-use alloy_consensus::{Transaction as _, EMPTY_OMMER_ROOT_HASH};
+use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
-use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
 use alloy_eips::eip7928::{validate_block_access_list, BlockAccessListValidationError, ITEM_COST};
-use ethrex_common::{compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork, Header};
+use ethrex_common::{blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork, Header};
 
 const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
 const MIN_GAS_LIMIT: u64 = 5000;
@@ -60,12 +59,7 @@ pub fn validate_header_against_parent(config: &ChainConfig, header: &Header, par
     if header.base_fee_per_gas != Some(expected_base_fee) {
         return Err(BlockError::InvalidBaseFee { expected: expected_base_fee, got: header.base_fee_per_gas });
     }
-    if let Some(params) = config.blob_params_at(header.timestamp) {
-        let expected = params.next_block_excess_blob_gas_osaka(
-            parent.excess_blob_gas.unwrap_or_default(),
-            parent.blob_gas_used.unwrap_or_default(),
-            parent.base_fee_per_gas.unwrap_or_default(),
-        );
+    if let Some(expected) = config.next_excess_blob_gas(parent, header.timestamp) {
         if header.excess_blob_gas != Some(expected) {
             return Err(BlockError::InvalidExcessBlobGas { expected, got: header.excess_blob_gas });
         }
@@ -95,11 +89,7 @@ pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockErr
         _ => return Err(BlockError::HeaderFieldMismatch("withdrawals")),
     }
     if let Some(params) = config.blob_params_at(header.timestamp) {
-        let blob_gas: u64 = body
-            .transactions
-            .iter()
-            .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * DATA_GAS_PER_BLOB)
-            .sum();
+        let blob_gas = blob_gas_used(&body.transactions);
         let max = params.max_blob_gas_per_block();
         if blob_gas > max {
             return Err(BlockError::BlobGasOverMax(blob_gas, max));

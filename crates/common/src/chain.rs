@@ -119,6 +119,19 @@ impl ChainConfig {
         Some(params)
     }
 
+    /// The excess blob gas a child of `parent` with this timestamp must carry (EIP-4844
+    /// with EIP-7918's reserve price), or `None` before Cancun. Validation, the block
+    /// builder and fixture generation all use this one rule.
+    pub fn next_excess_blob_gas(&self, parent: &crate::Header, timestamp: u64) -> Option<u64> {
+        self.blob_params_at(timestamp).map(|p| {
+            p.next_block_excess_blob_gas_osaka(
+                parent.excess_blob_gas.unwrap_or_default(),
+                parent.blob_gas_used.unwrap_or_default(),
+                parent.base_fee_per_gas.unwrap_or_default(),
+            )
+        })
+    }
+
     fn scheduled_blob_params(&self, timestamp: u64) -> Option<BlobParams> {
         let c = &self.inner;
         let active = |t: Option<u64>| t.is_some_and(|t| timestamp >= t);

@@ -43,3 +43,12 @@ pub struct RecoveredBlock {
     pub senders: Vec<Address>,
     pub bal: Option<BlockAccessList>,
 }
+
+/// Blob gas the transactions use (EIP-4844: a fixed amount per blob).
+pub fn blob_gas_used(transactions: &[Transaction]) -> u64 {
+    use alloy_consensus::Transaction as _;
+    transactions
+        .iter()
+        .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * alloy_eips::eip4844::DATA_GAS_PER_BLOB)
+        .sum()
+}
