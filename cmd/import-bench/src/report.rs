@@ -4,7 +4,7 @@ use ethrex_blockchain::{ExecutionPath, ImportOutcome};
 use serde::Serialize;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct BlockRow {
     pub number: u64,
     pub txs: usize,
@@ -53,6 +53,7 @@ impl BlockRow {
         }
     }
 
+    /// Execution alone: every other stage is zero.
     pub fn ceiling(number: u64, txs: usize, gas: u64, exec: Duration) -> Self {
         Self {
             number,
@@ -60,14 +61,9 @@ impl BlockRow {
             gas,
             ggas_per_s: ggas(gas, exec),
             total_ms: ms(exec),
-            recover_ms: 0.0,
-            warmer_ms: 0.0,
             exec_ms: ms(exec),
-            validate_ms: 0.0,
-            merkle_ms: 0.0,
-            store_ms: 0.0,
             path: "parallel",
-            root_from_bal: false,
+            ..Default::default()
         }
     }
 }
