@@ -103,6 +103,7 @@ pub trait KvBackend: Send + Sync + 'static {
     /// All entries whose key starts with `prefix`, in key order.
     fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError>;
     /// Applies the whole batch atomically and durably enough to survive a process kill.
-    fn write(&self, batch: WriteBatch) -> Result<(), StoreError>;
+    /// Borrowed, so the caller can keep the values (e.g. for its caches) without a copy.
+    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError>;
     fn kind(&self) -> &'static str;
 }

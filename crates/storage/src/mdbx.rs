@@ -67,7 +67,7 @@ impl KvBackend for MdbxBackend {
         Ok(out)
     }
 
-    fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         let txn = self.db.begin_rw_txn().map_err(err)?;
         let mut handles = Vec::with_capacity(Table::ALL.len());
         for table in Table::ALL {

@@ -33,16 +33,16 @@ impl KvBackend for MemoryBackend {
             .collect())
     }
 
-    fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         let mut tables = self.tables.write();
-        for (table, key, value) in batch.ops {
+        for (table, key, value) in &batch.ops {
             let map = &mut tables[table.index()];
             match value {
                 Some(v) => {
-                    map.insert(key, v);
+                    map.insert(key.clone(), v.clone());
                 }
                 None => {
-                    map.remove(&key);
+                    map.remove(key);
                 }
             }
         }

@@ -56,7 +56,7 @@ impl KvBackend for RocksBackend {
         Ok(out)
     }
 
-    fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         let mut wb = rocksdb::WriteBatch::default();
         for (table, key, value) in &batch.ops {
             let cf = self.cf(*table)?;

@@ -101,6 +101,23 @@ fn storage_key(address: &Address, slot: &U256) -> Vec<u8> {
     key
 }
 
+/// What a key of the cached tables names, told apart by its length.
+enum FlatKey {
+    Account(Address),
+    Slot(Address, U256),
+    Node(B256),
+    Other,
+}
+
+fn flat_key(key: &[u8]) -> FlatKey {
+    match key.len() {
+        20 => FlatKey::Account(Address::from_slice(key)),
+        52 => FlatKey::Slot(Address::from_slice(&key[..20]), U256::from_be_slice(&key[20..])),
+        32 => FlatKey::Node(B256::from_slice(key)),
+        _ => FlatKey::Other,
+    }
+}
+
 fn encode_u256(value: &U256) -> Vec<u8> {
     value.to_be_bytes_trimmed_vec()
 }
@@ -138,44 +155,37 @@ impl Store {
 
     /// Applies a batch atomically, then brings the in-memory caches up to date with it.
     pub fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
-        // What the caches must learn, collected before the batch is handed over.
-        let mut accounts = Vec::new();
-        let mut storage = Vec::new();
-        let mut nodes = Vec::new();
-        for (table, key, value) in &batch.ops {
-            match table {
-                Table::Accounts if key.len() == 20 => accounts.push((Address::from_slice(key), value.clone())),
-                Table::Storage if key.len() == 52 => {
-                    let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
-                    storage.push(((Address::from_slice(&key[..20]), U256::from_be_slice(&key[20..])), v));
+        let _exclusive = self.flat.fill_lock.write();
+        if let Err(e) = self.backend.write(&batch) {
+            // The batch may or may not have landed: forget what the caches knew about it.
+            for (table, key, _) in &batch.ops {
+                match (table, flat_key(key)) {
+                    (Table::Accounts, FlatKey::Account(a)) => {
+                        self.flat.accounts.remove(&a);
+                    }
+                    (Table::Storage, FlatKey::Slot(a, s)) => {
+                        self.flat.storage.remove(&(a, s));
+                    }
+                    _ => {}
                 }
-                Table::TrieNodes if key.len() == 32 => {
+            }
+            return Err(e);
+        }
+        // The batch is no longer needed: its values move into the caches without a copy.
+        for (table, key, value) in batch.ops {
+            match (table, flat_key(&key)) {
+                (Table::Accounts, FlatKey::Account(address)) => self.flat.accounts.insert(address, value),
+                (Table::Storage, FlatKey::Slot(address, slot)) => {
+                    let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
+                    self.flat.storage.insert((address, slot), v)
+                }
+                (Table::TrieNodes, FlatKey::Node(hash)) => {
                     if let Some(v) = value {
-                        nodes.push((B256::from_slice(key), Arc::new(v.clone())));
+                        self.nodes.insert(hash, Arc::new(v));
                     }
                 }
                 _ => {}
             }
-        }
-        let _exclusive = self.flat.fill_lock.write();
-        if let Err(e) = self.backend.write(batch) {
-            // The batch may or may not have landed: forget what the caches knew about it.
-            for (address, _) in &accounts {
-                self.flat.accounts.remove(address);
-            }
-            for (key, _) in &storage {
-                self.flat.storage.remove(key);
-            }
-            return Err(e);
-        }
-        for (address, value) in accounts {
-            self.flat.accounts.insert(address, value);
-        }
-        for (key, value) in storage {
-            self.flat.storage.insert(key, value);
-        }
-        for (hash, node) in nodes {
-            self.nodes.insert(hash, node);
         }
         Ok(())
     }

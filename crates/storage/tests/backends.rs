@@ -23,7 +23,7 @@ fn put_get_delete_and_scan() {
         }
         batch.put(Table::Storage, vec![8, 0], vec![9]);
         batch.put(Table::Accounts, vec![7, 1], vec![1]);
-        db.write(batch).unwrap();
+        db.write(&batch).unwrap();
         assert_eq!(db.get(Table::Storage, &[7, 2]).unwrap(), Some(vec![2; 3]), "{kind:?}");
         assert_eq!(db.get(Table::Accounts, &[7, 2]).unwrap(), None, "{kind:?}: tables are separate");
         let scan = db.scan_prefix(Table::Storage, &[7]).unwrap();
@@ -31,7 +31,7 @@ fn put_get_delete_and_scan() {
         let mut batch = WriteBatch::new();
         batch.delete(Table::Storage, vec![7, 1]);
         batch.put(Table::Storage, vec![7, 3], vec![0]);
-        db.write(batch).unwrap();
+        db.write(&batch).unwrap();
         assert_eq!(db.get(Table::Storage, &[7, 1]).unwrap(), None, "{kind:?}");
         assert_eq!(db.get(Table::Storage, &[7, 3]).unwrap(), Some(vec![0]), "{kind:?}");
     }
