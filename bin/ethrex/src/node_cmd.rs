@@ -148,6 +148,7 @@ pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
             let _ = h.stop();
         }
         servers.auth.stopped().await;
+        node.chain.store.flush().context("writing the last blocks to the database")?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
@@ -191,20 +192,25 @@ pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let bar = ProgressBar::new(blocks.len() as u64);
     bar.set_style(ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks ({per_sec}, {eta})").unwrap());
     let (mut imported, mut skipped) = (0usize, 0usize);
-    for block in blocks {
+    let result = blocks.into_iter().try_for_each(|block| {
         let number = block.number();
         let hash = block.hash();
         // Resume: blocks already on the canonical chain were committed by an earlier run.
         if chain.store.canonical_hash(number)? == Some(hash) {
             skipped += 1;
             bar.inc(1);
-            continue;
+            return anyhow::Ok(());
         }
         chain.import_block(block).with_context(|| format!("block {number} ({hash})"))?;
         imported += 1;
         bar.inc(1);
-    }
+        Ok(())
+    });
     bar.finish_and_clear();
+    // Blocks reach the disk in the background: wait for them, even after a bad block, so
+    // everything imported before it is kept.
+    chain.store.flush().context("writing the imported blocks to the database")?;
+    result?;
     let head = chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
     eprintln!("imported {imported} blocks ({skipped} already present); head is block {head}");
     Ok(ExitCode::SUCCESS)

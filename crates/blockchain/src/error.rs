@@ -59,7 +59,7 @@ pub enum BlockError {
 
     // ---- execution ----
     #[error(transparent)]
-    Execution(#[from] ExecutionError),
+    Execution(ExecutionError),
 
     // ---- results against header ----
     #[error("gas used mismatch: header {expected}, executed {got}")]
@@ -78,6 +78,16 @@ pub enum BlockError {
     // ---- not the block's fault ----
     #[error("storage error: {0}")]
     Storage(String),
+}
+
+impl From<ExecutionError> for BlockError {
+    /// A bad signature is the same rejection wherever the sender was recovered.
+    fn from(e: ExecutionError) -> Self {
+        match e {
+            ExecutionError::InvalidSignature { index, reason } => BlockError::InvalidSignature { index, reason },
+            other => BlockError::Execution(other),
+        }
+    }
 }
 
 impl From<ethrex_storage::StoreError> for BlockError {
@@ -148,6 +158,7 @@ impl BlockError {
                 ExecutionError::InvalidDepositLayout(_) => "BlockException.INVALID_DEPOSIT_EVENT_LAYOUT",
                 ExecutionError::Bal(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
                 ExecutionError::Database(_) => "BlockException.UNKNOWN",
+                ExecutionError::InvalidSignature { .. } => "TransactionException.INVALID_SIGNATURE_VRS",
             },
             E::GasUsed { .. } => "BlockException.INVALID_GAS_USED",
             E::ReceiptsRoot { .. } => "BlockException.INVALID_RECEIPTS_ROOT",

@@ -9,13 +9,11 @@ use crate::error::BlockError;
 use crate::state_root::{changes_from_bal, compute_state_update};
 use crate::validation::{account_order_violation, validate_bal_shape, validate_body, validate_header_against_parent};
 use alloy_consensus::proofs::calculate_receipt_root;
-use alloy_consensus::transaction::SignerRecoverable;
 use alloy_primitives::{Address, Bloom, B256};
-use ethrex_common::{BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
+use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
 use ethrex_storage::{BlockCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_parallel, execute_block_sequential, BlockExecutionOutput, CachingDb, ParallelOutcome, StoreDb};
-use rayon::prelude::*;
+use ethrex_vm::{execute_block_parallel, execute_block_sequential, BlockExecutionOutput, CachingDb, ParallelOutcome, Senders, StoreDb};
 use std::time::{Duration, Instant};
 
 /// Wall time of each stage of one block's import.
@@ -132,17 +130,9 @@ fn record_metrics(t: &BlockTimings, gas: u64, number: u64, path: ExecutionPath) 
     }
 }
 
-/// Recovers every sender in parallel; the first failing index is reported.
+/// Recovers every sender on the rayon pool; the first failing index is reported.
 pub fn recover_senders(block: &ethrex_common::Block) -> Result<Vec<Address>, BlockError> {
-    block
-        .body
-        .transactions
-        .par_iter()
-        .enumerate()
-        .map(|(index, tx)| {
-            tx.recover_signer().map_err(|e| BlockError::InvalidSignature { index, reason: e.to_string() })
-        })
-        .collect()
+    Ok(ethrex_vm::recover_senders(&block.body.transactions, true)?)
 }
 
 fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> String {
@@ -216,71 +206,94 @@ impl Blockchain {
         self
     }
 
-    fn choose_path(&self, block: &RecoveredBlock) -> ExecutionPath {
-        if block.bal.is_none() {
-            ExecutionPath::SequentialNoBal
-        } else if !self.options.parallel {
-            ExecutionPath::SequentialDisabled
-        } else if block.block.body.transactions.len() < self.options.parallel_threshold {
-            ExecutionPath::SequentialSmallBlock
-        } else if block.bal.as_ref().is_some_and(|b| account_order_violation(b).is_some()) {
+    fn choose_path(&self, block: &Block, bal: Option<&BlockAccessList>) -> ExecutionPath {
+        match bal {
+            None => ExecutionPath::SequentialNoBal,
+            Some(_) if !self.options.parallel => ExecutionPath::SequentialDisabled,
+            Some(_) if block.body.transactions.len() < self.options.parallel_threshold => ExecutionPath::SequentialSmallBlock,
             // The parallel path indexes the BAL by address; a non-canonical account list
             // is judged by the sequential path after execution.
-            ExecutionPath::SequentialAfterBalMismatch
-        } else {
-            ExecutionPath::Parallel
+            Some(bal) if account_order_violation(bal).is_some() => ExecutionPath::SequentialAfterBalMismatch,
+            Some(_) => ExecutionPath::Parallel,
         }
     }
 
-    /// Executes on the parent's state by the chosen path. On the parallel path the state
+    /// The parallel path: transactions (and their sender recovery) on the rayon pool,
+    /// with the BAL-derived state root computed alongside. `None`: the header BAL proved
+    /// inconsistent, and the sequential path must decide.
+    #[allow(clippy::type_complexity)]
+    fn execute_parallel(
+        &self,
+        cache: &CachingDb<StoreDb>,
+        block: &Block,
+        bal: &BlockAccessList,
+        parent: &ethrex_common::Header,
+        timings: &mut BlockTimings,
+    ) -> Result<Option<(BlockExecutionOutput, Vec<Address>, Option<BalMerkleization>)>, BlockError> {
+        if self.options.warmer {
+            let t = Instant::now();
+            warm_from_bal(cache, bal).map_err(BlockError::Storage)?;
+            timings.warmer = t.elapsed();
+        }
+        let t = Instant::now();
+        let (outcome, merkleized) = rayon::join(
+            || execute_block_parallel(cache, block, Senders::RecoverInWorkers, &self.config, bal),
+            || {
+                self.options.parallel_trie.then(|| -> Result<BalMerkleization, BlockError> {
+                    let (changes, codes) = changes_from_bal(cache, bal)?;
+                    let (root, update, change_set) = compute_state_update(&self.store, parent.state_root, &changes, codes)?;
+                    Ok(BalMerkleization { changes, root, update, change_set })
+                })
+            },
+        );
+        timings.exec = t.elapsed();
+        match outcome? {
+            ParallelOutcome::Executed { output, senders } => {
+                record_cache_stats(cache);
+                // A failure here only means the root is computed after execution instead.
+                let merkleized = merkleized.and_then(|m| m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok());
+                Ok(Some((output, senders, merkleized)))
+            }
+            ParallelOutcome::BalMismatch { reason } => {
+                tracing::debug!(block = block.header.number, %reason, "BAL mismatch on the parallel path");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Recovers the senders and executes on the parent's state by the chosen path. On the
+    /// parallel path senders are recovered inside the execution workers, and the state
     /// root is also computed from the BAL at the same time (unless disabled).
     fn execute(
         &self,
-        block: &RecoveredBlock,
+        hash: B256,
+        block: Block,
+        bal: Option<BlockAccessList>,
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
-    ) -> Result<(BlockExecutionOutput, ExecutionPath, Option<BalMerkleization>), BlockError> {
-        let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.block.header.parent_hash, parent.number));
-        let build_bal = block.bal.is_some();
-        let mut path = self.choose_path(block);
-        if let (ExecutionPath::Parallel, Some(bal)) = (path, &block.bal) {
-            if self.options.warmer {
-                let t = Instant::now();
-                warm_from_bal(&cache, bal).map_err(BlockError::Storage)?;
-                timings.warmer = t.elapsed();
-            }
-            let t = Instant::now();
-            let (outcome, merkleized) = rayon::join(
-                || execute_block_parallel(&cache, block, &self.config, bal),
-                || {
-                    self.options.parallel_trie.then(|| -> Result<BalMerkleization, BlockError> {
-                        let (changes, codes) = changes_from_bal(&cache, bal)?;
-                        let (root, update, change_set) = compute_state_update(&self.store, parent.state_root, &changes, codes)?;
-                        Ok(BalMerkleization { changes, root, update, change_set })
-                    })
-                },
-            );
-            timings.exec = t.elapsed();
-            match outcome? {
-                ParallelOutcome::Executed(output) => {
-                    record_cache_stats(&cache);
-                    // A failure here only means the root is computed after execution instead.
-                    let merkleized = merkleized.and_then(|m| {
-                        m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok()
-                    });
-                    return Ok((output, path, merkleized));
+    ) -> Result<(RecoveredBlock, BlockExecutionOutput, ExecutionPath, Option<BalMerkleization>), BlockError> {
+        let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.header.parent_hash, parent.number));
+        let mut path = self.choose_path(&block, bal.as_ref());
+        if let (ExecutionPath::Parallel, Some(header_bal)) = (path, &bal) {
+            match self.execute_parallel(&cache, &block, header_bal, parent, timings)? {
+                Some((output, senders, merkleized)) => {
+                    let block = RecoveredBlock { hash, block, senders, bal };
+                    return Ok((block, output, path, merkleized));
                 }
-                ParallelOutcome::BalMismatch { reason } => {
-                    tracing::debug!(block = block.block.header.number, %reason, "BAL mismatch on the parallel path");
-                    path = ExecutionPath::SequentialAfterBalMismatch;
-                }
+                None => path = ExecutionPath::SequentialAfterBalMismatch,
             }
         }
+        // With parallel execution switched off the whole import stays on this thread (the
+        // single-core baseline); otherwise senders are recovered on the rayon pool.
         let t = Instant::now();
-        let output = execute_block_sequential(&cache, block, &self.config, build_bal)?;
+        let senders = ethrex_vm::recover_senders(&block.body.transactions, self.options.parallel)?;
+        timings.recover = t.elapsed();
+        let block = RecoveredBlock { hash, block, senders, bal };
+        let t = Instant::now();
+        let output = execute_block_sequential(&cache, &block, &self.config, block.bal.is_some())?;
         timings.exec += t.elapsed();
         record_cache_stats(&cache);
-        Ok((output, path, None))
+        Ok((block, output, path, None))
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.
@@ -305,12 +318,7 @@ impl Blockchain {
             (None, false) => {}
         }
 
-        let t = Instant::now();
-        let senders = recover_senders(&block)?;
-        timings.recover = t.elapsed();
-        let block = RecoveredBlock { hash, block, senders, bal };
-
-        let (output, path, merkleized) = self.execute(&block, &parent, &mut timings)?;
+        let (block, output, path, merkleized) = self.execute(hash, block, bal, &parent, &mut timings)?;
 
         let t = Instant::now();
         validate_execution_output(&self.config, &block, &output)?;

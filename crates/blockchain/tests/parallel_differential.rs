@@ -695,3 +695,26 @@ fn bal_wrong_withdrawal_balance_is_rejected_identically() {
     let expected = U256::from(1_000_000u64) + U256::from(5_000_000_000u64);
     assert_eq!(pair.sequential.store.account(&RECEIVER).unwrap().map(|a: AccountState| a.balance), Some(expected));
 }
+
+/// Transaction 1 has a wrong nonce and transaction 2 a signature no sender can be
+/// recovered from. Sequential import recovers every sender before executing anything, so
+/// its verdict is the signature; the parallel path recovers each sender in its worker and
+/// sees transaction 1 fail first in block order, yet must give the same verdict.
+#[test]
+fn unrecoverable_signature_is_rejected_identically() {
+    use alloy_consensus::{Signed, TxEnvelope};
+    let (g, block) = small_block();
+    let pair = Pair::in_memory(&g.scenario);
+    let mut bad = block.clone();
+    let s1 = g.scenario.senders[1].clone();
+    bad.block.body.transactions[1] =
+        eip1559(&s1, 7, TxKind::Call(OBSERVER), U256::ZERO, Bytes::from(address_word(RECEIVER)), CALL_GAS);
+    let TxEnvelope::Eip1559(signed) = bad.block.body.transactions[2].clone() else { panic!("tx 2 is EIP-1559") };
+    let broken = alloy_primitives::Signature::new(U256::ZERO, U256::from(1u64), false);
+    bad.block.body.transactions[2] =
+        TxEnvelope::Eip1559(Signed::new_unchecked(signed.strip_signature(), broken, B256::repeat_byte(0xee)));
+    bad.block.header.transactions_root =
+        alloy_consensus::proofs::calculate_transaction_root(&bad.block.body.transactions);
+    let verdict = reject_on_both(&pair, &bad, "wrong nonce, then an unrecoverable signature");
+    assert_eq!(verdict, "TransactionException.INVALID_SIGNATURE_VRS");
+}

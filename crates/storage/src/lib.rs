@@ -3,12 +3,13 @@
 //! sets, over one of three key-value backends chosen at run time.
 //!
 //! A block is committed with one `WriteBatch`, so a crash or a rejected block never leaves
-//! part of a block behind.
+//! part of a block behind. Batches reach the disk in the background, in order (`persist`).
 
 pub mod backend;
 pub mod changeset;
 pub mod mdbx;
 pub mod memory;
+pub mod persist;
 pub mod rocksdb;
 pub mod store;
 
@@ -26,6 +27,8 @@ pub enum StoreError {
     Corrupt { table: &'static str, reason: String },
     #[error("{0}")]
     Invalid(String),
+    #[error("writing to the database failed; blocks after the last written one are only in memory: {0}")]
+    Persistence(String),
 }
 
 impl From<StoreError> for ethrex_trie::TrieError {

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
-#[derive(Default)]
 pub struct MemoryBackend {
     tables: RwLock<Vec<Map>>,
 }
@@ -16,6 +15,12 @@ pub struct MemoryBackend {
 impl MemoryBackend {
     pub fn new() -> Self {
         Self { tables: RwLock::new(vec![Map::new(); Table::ALL.len()]) }
+    }
+}
+
+impl Default for MemoryBackend {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

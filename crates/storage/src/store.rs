@@ -3,6 +3,7 @@
 use crate::backend::{KvBackend, Table, WriteBatch};
 use crate::changeset::ChangeSet;
 use crate::memory::MemoryBackend;
+use crate::persist::{Overlay, Persister};
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rlp::{Decodable, Encodable};
@@ -65,7 +66,7 @@ type NodeCache = quick_cache::sync::Cache<B256, Arc<Vec<u8>>>;
 
 /// Flat state of the head kept in memory across blocks. Unlike trie nodes these entries
 /// change, so every write of the flat tables goes through `Store::write`, which updates
-/// the caches after the database accepted the batch.
+/// the caches when it accepts the batch.
 const ACCOUNT_CACHE_ENTRIES: usize = 1 << 19;
 const STORAGE_CACHE_ENTRIES: usize = 1 << 21;
 
@@ -78,11 +79,18 @@ struct FlatCache {
     storage: quick_cache::sync::Cache<(Address, U256), U256>,
 }
 
+/// Reads see, in order: the caches, the batches still waiting for the disk (`Overlay`),
+/// the backend. Writes return once the batch is in the caches and the overlay; the
+/// persister thread puts it on disk (see `persist`).
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<dyn KvBackend>,
     nodes: Arc<NodeCache>,
     flat: Arc<FlatCache>,
+    overlay: Arc<Overlay>,
+    persister: Arc<Persister>,
+    /// Keeps batches entering the overlay and the persister's queue in the same order.
+    write_order: Arc<parking_lot::Mutex<()>>,
 }
 
 fn corrupt(table: Table, e: impl std::fmt::Display) -> StoreError {
@@ -124,14 +132,33 @@ fn encode_u256(value: &U256) -> Vec<u8> {
 
 impl Store {
     pub fn new(backend: Arc<dyn KvBackend>) -> Self {
+        let nodes = Arc::new(NodeCache::new(NODE_CACHE_ENTRIES));
+        let overlay = Arc::new(Overlay::default());
+        let persister_nodes = nodes.clone();
+        let persister = Persister::start(backend.clone(), overlay.clone(), move |written| {
+            // Trie nodes never change, so they can enter the cache whenever; doing it here
+            // keeps the copy (or, usually, the move) off the commit's critical path.
+            let batch = match Arc::try_unwrap(written) {
+                Ok(pending) => pending.batch,
+                Err(shared) => shared.batch.clone(),
+            };
+            for (table, key, value) in batch.ops {
+                if let (Table::TrieNodes, FlatKey::Node(hash), Some(node)) = (table, flat_key(&key), value) {
+                    persister_nodes.insert(hash, Arc::new(node));
+                }
+            }
+        });
         Self {
             backend,
-            nodes: Arc::new(NodeCache::new(NODE_CACHE_ENTRIES)),
+            nodes,
             flat: Arc::new(FlatCache {
                 fill_lock: parking_lot::RwLock::new(()),
                 accounts: quick_cache::sync::Cache::new(ACCOUNT_CACHE_ENTRIES),
                 storage: quick_cache::sync::Cache::new(STORAGE_CACHE_ENTRIES),
             }),
+            overlay,
+            persister: Arc::new(persister),
+            write_order: Arc::new(parking_lot::Mutex::new(())),
         }
     }
 
@@ -153,54 +180,64 @@ impl Store {
         self.backend.kind()
     }
 
-    /// Applies a batch atomically, then brings the in-memory caches up to date with it.
+    /// Accepts a batch: once this returns, every read sees it; the persister thread
+    /// applies it to the backend atomically, after the batches accepted before it.
     pub fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
-        let _exclusive = self.flat.fill_lock.write();
-        if let Err(e) = self.backend.write(&batch) {
-            // The batch may or may not have landed: forget what the caches knew about it.
-            for (table, key, _) in &batch.ops {
+        let _order = self.write_order.lock();
+        self.persister.check()?;
+        let pending = Persister::new_pending(batch);
+        {
+            let _exclusive = self.flat.fill_lock.write();
+            self.overlay.push(pending.clone());
+            for (table, key, value) in &pending.batch.ops {
                 match (table, flat_key(key)) {
-                    (Table::Accounts, FlatKey::Account(a)) => {
-                        self.flat.accounts.remove(&a);
-                    }
-                    (Table::Storage, FlatKey::Slot(a, s)) => {
-                        self.flat.storage.remove(&(a, s));
+                    (Table::Accounts, FlatKey::Account(address)) => self.flat.accounts.insert(address, value.clone()),
+                    (Table::Storage, FlatKey::Slot(address, slot)) => {
+                        let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
+                        self.flat.storage.insert((address, slot), v)
                     }
                     _ => {}
                 }
             }
-            return Err(e);
         }
-        // The batch is no longer needed: its values move into the caches without a copy.
-        for (table, key, value) in batch.ops {
-            match (table, flat_key(&key)) {
-                (Table::Accounts, FlatKey::Account(address)) => self.flat.accounts.insert(address, value),
-                (Table::Storage, FlatKey::Slot(address, slot)) => {
-                    let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
-                    self.flat.storage.insert((address, slot), v)
-                }
-                (Table::TrieNodes, FlatKey::Node(hash)) => {
-                    if let Some(v) = value {
-                        self.nodes.insert(hash, Arc::new(v));
-                    }
-                }
-                _ => {}
-            }
+        self.persister.submit(pending)
+    }
+
+    /// Waits until every accepted batch is on disk; reports a failed write.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.persister.flush()
+    }
+
+    /// How long the backend took for each batch written since the last call.
+    pub fn take_write_times(&self) -> Vec<std::time::Duration> {
+        self.persister.take_write_times()
+    }
+
+    /// A point read through the overlay of batches not yet on disk.
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.overlay.get(table, key) {
+            Some(value) => Ok(value),
+            None => self.backend.get(table, key),
         }
-        Ok(())
+    }
+
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        let pending = self.overlay.snapshot();
+        let base = self.backend.scan_prefix(table, prefix)?;
+        Ok(crate::persist::merge_scan(&pending, table, prefix, base))
     }
 
     // ---- chain data ----
 
     pub fn header(&self, hash: &B256) -> Result<Option<Header>, StoreError> {
-        self.backend
+        self
             .get(Table::Headers, hash.as_slice())?
             .map(|b| decode(Table::Headers, &b))
             .transpose()
     }
 
     pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StoreError> {
-        match self.backend.get(Table::HeaderNumbers, hash.as_slice())? {
+        match self.get(Table::HeaderNumbers, hash.as_slice())? {
             None => Ok(None),
             Some(b) => Ok(Some(u64::from_be_bytes(
                 b.as_slice().try_into().map_err(|_| corrupt(Table::HeaderNumbers, "not 8 bytes"))?,
@@ -209,7 +246,7 @@ impl Store {
     }
 
     pub fn canonical_hash(&self, number: u64) -> Result<Option<B256>, StoreError> {
-        match self.backend.get(Table::CanonicalHashes, &number.to_be_bytes())? {
+        match self.get(Table::CanonicalHashes, &number.to_be_bytes())? {
             None => Ok(None),
             Some(b) if b.len() == 32 => Ok(Some(B256::from_slice(&b))),
             Some(_) => Err(corrupt(Table::CanonicalHashes, "not 32 bytes")),
@@ -217,7 +254,7 @@ impl Store {
     }
 
     pub fn body(&self, hash: &B256) -> Result<Option<BlockBody>, StoreError> {
-        self.backend.get(Table::Bodies, hash.as_slice())?.map(|b| decode(Table::Bodies, &b)).transpose()
+        self.get(Table::Bodies, hash.as_slice())?.map(|b| decode(Table::Bodies, &b)).transpose()
     }
 
     pub fn block(&self, hash: &B256) -> Result<Option<Block>, StoreError> {
@@ -228,19 +265,19 @@ impl Store {
     }
 
     pub fn receipts(&self, hash: &B256) -> Result<Option<Vec<Receipt>>, StoreError> {
-        self.backend.get(Table::Receipts, hash.as_slice())?.map(|b| decode(Table::Receipts, &b)).transpose()
+        self.get(Table::Receipts, hash.as_slice())?.map(|b| decode(Table::Receipts, &b)).transpose()
     }
 
     pub fn bal(&self, hash: &B256) -> Result<Option<BlockAccessList>, StoreError> {
-        self.backend.get(Table::Bals, hash.as_slice())?.map(|b| decode(Table::Bals, &b)).transpose()
+        self.get(Table::Bals, hash.as_slice())?.map(|b| decode(Table::Bals, &b)).transpose()
     }
 
     pub fn change_set(&self, hash: &B256) -> Result<Option<ChangeSet>, StoreError> {
-        self.backend.get(Table::ChangeSets, hash.as_slice())?.map(|b| ChangeSet::decode(&b)).transpose()
+        self.get(Table::ChangeSets, hash.as_slice())?.map(|b| ChangeSet::decode(&b)).transpose()
     }
 
     fn meta_hash(&self, key: &[u8]) -> Result<Option<B256>, StoreError> {
-        match self.backend.get(Table::Meta, key)? {
+        match self.get(Table::Meta, key)? {
             None => Ok(None),
             Some(b) if b.len() == 32 => Ok(Some(B256::from_slice(&b))),
             Some(_) => Err(corrupt(Table::Meta, "hash not 32 bytes")),
@@ -270,7 +307,7 @@ impl Store {
             Some(raw) => raw,
             None => {
                 let _fill = self.flat.fill_lock.read();
-                let raw = self.backend.get(Table::Accounts, address.as_slice())?;
+                let raw = self.get(Table::Accounts, address.as_slice())?;
                 self.flat.accounts.insert(*address, raw.clone());
                 raw
             }
@@ -295,7 +332,7 @@ impl Store {
 
     /// Every non-zero slot of an account (used when an account's storage is wiped).
     pub fn storage_entries(&self, address: &Address) -> Result<Vec<(U256, U256)>, StoreError> {
-        self.backend
+        self
             .scan_prefix(Table::Storage, address.as_slice())?
             .into_iter()
             .map(|(k, v)| {
@@ -309,12 +346,12 @@ impl Store {
     }
 
     pub fn code(&self, code_hash: &B256) -> Result<Option<Bytes>, StoreError> {
-        Ok(self.backend.get(Table::Code, code_hash.as_slice())?.map(Bytes::from))
+        Ok(self.get(Table::Code, code_hash.as_slice())?.map(Bytes::from))
     }
 
     /// Every account of the flat state (export, tests; walks the whole table).
     pub fn all_accounts(&self) -> Result<Vec<(Address, AccountState)>, StoreError> {
-        self.backend
+        self
             .scan_prefix(Table::Accounts, &[])?
             .into_iter()
             .map(|(k, v)| {
@@ -424,7 +461,7 @@ impl NodeReader for Store {
         if let Some(node) = self.nodes.get(hash) {
             return Ok(Some(node.as_ref().clone()));
         }
-        let node = self.backend.get(Table::TrieNodes, hash.as_slice())?;
+        let node = self.get(Table::TrieNodes, hash.as_slice())?;
         if let Some(n) = &node {
             self.nodes.insert(*hash, Arc::new(n.clone()));
         }

@@ -5,6 +5,8 @@ use alloy_primitives::Address;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExecutionError {
+    #[error("cannot recover sender of transaction {index}: {reason}")]
+    InvalidSignature { index: usize, reason: String },
     #[error("transaction {index} is invalid: {reason}")]
     InvalidTransaction { index: usize, reason: String, kind: TxErrorKind },
     #[error("transaction {index} gas limit {gas_limit} exceeds the block's remaining gas {available}")]

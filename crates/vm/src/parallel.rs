@@ -7,6 +7,10 @@
 //! are committed in block order into one state, which rebuilds the whole BAL exactly as
 //! the sequential path does, and the post-block stage runs on top.
 //!
+//! Senders are recovered inside the workers too (`Senders::RecoverInWorkers`), so that
+//! work is spread over every core alongside execution; an invalid signature is reported
+//! before any other verdict, as sequential import (which recovers first) does.
+//!
 //! Verdicts: when neither the pre-block system calls' writes (index 0) nor any
 //! transaction's writes disagree with the header BAL, every transaction saw its exact
 //! pre-state, so the first failure in block order (invalid
@@ -19,9 +23,11 @@ use crate::bal_index::{diff_writes, writes_by_index, IndexWrites};
 use crate::env::tx_env;
 use crate::error::ExecutionError;
 use crate::output::BlockExecutionOutput;
+use crate::senders::{recover_sender, Senders};
 use crate::sequential::{build_receipt, evm_error, finish, run_post_block, run_pre_block, BlockEnvs, GasCounter};
 use alloy_consensus::{Transaction as _, Typed2718};
-use ethrex_common::{BlockAccessList, ChainConfig, RecoveredBlock};
+use alloy_primitives::Address;
+use ethrex_common::{Block, BlockAccessList, ChainConfig};
 use revm::context_interface::result::ExecutionResult;
 use revm::database::{State, WrapDatabaseRef};
 use revm::database_interface::DatabaseRef;
@@ -36,7 +42,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub enum ParallelOutcome {
     /// Executed; the output's BAL is the one execution produced (compare it with the header).
-    Executed(BlockExecutionOutput),
+    Executed { output: BlockExecutionOutput, senders: Vec<Address> },
     /// Some transaction's writes disagree with the header BAL; the verdict must come from
     /// sequential execution. `reason` describes the first disagreement.
     BalMismatch { reason: String },
@@ -44,6 +50,7 @@ pub enum ParallelOutcome {
 
 /// One transaction's result, computed on a worker.
 struct TxRun {
+    sender: Address,
     result: Result<(ExecutionResult, EvmState), ExecutionError>,
     /// First disagreement between this transaction's writes and the header BAL.
     bal_mismatch: Option<String>,
@@ -56,7 +63,7 @@ fn run_one<DB>(
     envs: &BlockEnvs,
     index: usize,
     tx: &ethrex_common::Transaction,
-    sender: alloy_primitives::Address,
+    sender: Address,
 ) -> TxRun
 where
     DB: DatabaseRef + Sync,
@@ -84,7 +91,7 @@ where
             // error of the BAL view: that is the BAL's fault, not the transaction's.
             let bal_mismatch = matches!(error, ExecutionError::Database(_))
                 .then(|| format!("index {bal_index}: transaction read state the BAL does not list ({error})"));
-            TxRun { result: Err(error), bal_mismatch }
+            TxRun { sender, result: Err(error), bal_mismatch }
         }
         Ok(r) => {
             state.bal_state.commit(&r.state);
@@ -93,7 +100,7 @@ where
                 .map(|partial| writes_by_index(&partial, bal_index + 1).swap_remove(bal_index))
                 .unwrap_or_default();
             let bal_mismatch = diff_writes(bal_index, header_writes, &produced);
-            TxRun { result: Ok((r.result, r.state)), bal_mismatch }
+            TxRun { sender, result: Ok((r.result, r.state)), bal_mismatch }
         }
     }
 }
@@ -102,7 +109,8 @@ where
 /// cache over the parent's state) and the header `bal` (already shape-checked).
 pub fn execute_block_parallel<DB>(
     db: &DB,
-    block: &RecoveredBlock,
+    block: &Block,
+    senders: Senders<'_>,
     config: &ChainConfig,
     bal: &BlockAccessList,
 ) -> Result<ParallelOutcome, ExecutionError>
@@ -110,9 +118,17 @@ where
     DB: DatabaseRef + Sync,
     DB::Error: std::fmt::Display,
 {
-    let header = &block.block.header;
+    let header = &block.header;
     let envs = BlockEnvs::new(config, header);
-    let txs = &block.block.body.transactions;
+    let txs = &block.body.transactions;
+    if let Senders::Known(known) = senders {
+        if known.len() != txs.len() {
+            return Err(ExecutionError::InvalidSignature {
+                index: known.len().min(txs.len()),
+                reason: format!("{} senders for {} transactions", known.len(), txs.len()),
+            });
+        }
+    }
     let t_setup = std::time::Instant::now();
     let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecutionError::Bal(format!("{e:?}")))?);
     let header_writes = writes_by_index(bal, txs.len() + 2);
@@ -141,16 +157,34 @@ where
     let t_parallel = std::time::Instant::now();
     let runs: Vec<TxRun> = txs
         .par_iter()
-        .zip(block.senders.par_iter())
         .enumerate()
-        .map(|(index, (tx, sender))| run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, *sender))
+        .map(|(index, tx)| {
+            let sender = match senders {
+                Senders::Known(known) => Ok(known[index]),
+                Senders::RecoverInWorkers => recover_sender(index, tx),
+            };
+            match sender {
+                Ok(sender) => run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, sender),
+                Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
+            }
+        })
         .collect();
+    // Sequential import recovers every sender before executing anything, so a bad
+    // signature is the verdict whatever else is wrong with the block.
+    if let Some(e) = runs.iter().find_map(|r| match &r.result {
+        Err(e @ ExecutionError::InvalidSignature { .. }) => Some(e.clone()),
+        _ => None,
+    }) {
+        return Err(e);
+    }
 
     let parallel_time = t_parallel.elapsed();
     let t_commit = std::time::Instant::now();
     let mut receipts = Vec::with_capacity(txs.len());
+    let mut recovered = Vec::with_capacity(txs.len());
     let mut gas = GasCounter::default();
     for (index, (tx, run)) in txs.iter().zip(runs).enumerate() {
+        recovered.push(run.sender);
         // Same order as the sequential path: the gas check comes before the transaction.
         gas.check_fits(envs.fork, header.gas_limit, index, tx.gas_limit())?;
         if let Some(reason) = run.bal_mismatch {
@@ -176,5 +210,5 @@ where
         post_and_bundle_ms = t_post.elapsed().as_secs_f64() * 1e3,
         "parallel execution phases"
     );
-    Ok(ParallelOutcome::Executed(output))
+    Ok(ParallelOutcome::Executed { output, senders: recovered })
 }

@@ -133,7 +133,7 @@ where
 pub(crate) fn run_post_block<DB: revm::Database>(
     state: &mut State<DB>,
     envs: &BlockEnvs,
-    block: &RecoveredBlock,
+    block: &ethrex_common::Block,
     config: &ChainConfig,
     receipts: &[Receipt],
 ) -> Result<Option<alloy_eips::eip7685::Requests>, ExecutionError>
@@ -147,7 +147,7 @@ where
         .with_db(&mut *state)
         .build_mainnet();
     if envs.fork >= Fork::Shanghai {
-        if let Some(withdrawals) = &block.block.body.withdrawals {
+        if let Some(withdrawals) = &block.body.withdrawals {
             for w in withdrawals.iter() {
                 let amount = U256::from(w.amount) * U256::from(GWEI_TO_WEI);
                 evm.ctx_mut()
@@ -274,6 +274,6 @@ where
             receipts.push(build_receipt(tx.ty(), success, gas.cumulative_tx_gas, logs));
         }
     }
-    let requests = run_post_block(&mut state, &envs, block, config, &receipts)?;
+    let requests = run_post_block(&mut state, &envs, &block.block, config, &receipts)?;
     Ok(finish(state, build_bal, receipts, gas.block_gas(envs.fork), requests))
 }

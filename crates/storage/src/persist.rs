@@ -1,0 +1,228 @@
+//! Background persistence.
+//!
+//! A committed block must be readable at once (the next block executes on it), but it
+//! does not have to be on disk before the next block starts: writing a block's batch
+//! takes longer than executing it, and doing it inline would put the database on every
+//! block's critical path. So `Store::write` hands each batch to one persister thread and
+//! keeps it in an in-memory overlay until the backend has applied it. Reads look at the
+//! overlay (newest batch first) before the backend.
+//!
+//! Guarantees:
+//! - Batches reach the backend whole and in commit order, so after a crash the database
+//!   holds some prefix of the committed blocks, each complete (the head points at the last
+//!   one). Blocks committed after that prefix are lost and must be imported again.
+//! - The queue is bounded (`MAX_PENDING_BATCHES`): if the disk falls behind, commits wait.
+//! - A failed write (full disk, I/O error) is sticky: the batch and every later one stay
+//!   off the disk, and every later commit and `flush` report the error.
+
+use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::StoreError;
+use parking_lot::{Condvar, Mutex, RwLock};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Batches (blocks) that may wait for the disk before commits block.
+pub const MAX_PENDING_BATCHES: usize = 8;
+
+/// A batch waiting for (or being written to) the backend, indexed for point reads.
+pub(crate) struct PendingBatch {
+    pub(crate) batch: WriteBatch,
+    /// Per table: key -> position of the key's last op in `batch.ops`.
+    index: Vec<FxHashMap<Vec<u8>, usize>>,
+}
+
+impl PendingBatch {
+    fn new(batch: WriteBatch) -> Self {
+        let mut index: Vec<FxHashMap<Vec<u8>, usize>> = vec![FxHashMap::default(); Table::ALL.len()];
+        for (pos, (table, key, _)) in batch.ops.iter().enumerate() {
+            index[table.index()].insert(key.clone(), pos);
+        }
+        Self { batch, index }
+    }
+
+    /// `Some(None)`: the batch deletes the key; `None`: the batch does not touch it.
+    fn get(&self, table: Table, key: &[u8]) -> Option<Option<&[u8]>> {
+        let pos = *self.index[table.index()].get(key)?;
+        Some(self.batch.ops[pos].2.as_deref())
+    }
+}
+
+/// Batches accepted but not yet applied by the backend, oldest first.
+#[derive(Default)]
+pub(crate) struct Overlay {
+    batches: RwLock<VecDeque<Arc<PendingBatch>>>,
+}
+
+impl Overlay {
+    /// The newest pending value of a key, if any pending batch writes it.
+    pub(crate) fn get(&self, table: Table, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        let batches = self.batches.read();
+        batches.iter().rev().find_map(|b| b.get(table, key).map(|v| v.map(<[u8]>::to_vec)))
+    }
+
+    /// The pending batches, oldest first. Take it before scanning the backend: a batch
+    /// written in between is then applied twice (harmless) rather than missed.
+    pub(crate) fn snapshot(&self) -> Vec<Arc<PendingBatch>> {
+        self.batches.read().iter().cloned().collect()
+    }
+
+    pub(crate) fn push(&self, batch: Arc<PendingBatch>) {
+        self.batches.write().push_back(batch);
+    }
+
+    /// Drops the oldest batch once the backend holds it; returns it.
+    fn pop_front(&self) -> Option<Arc<PendingBatch>> {
+        self.batches.write().pop_front()
+    }
+}
+
+/// What the persister has done so far.
+#[derive(Default)]
+struct Progress {
+    accepted: u64,
+    written: u64,
+    failure: Option<String>,
+    /// Time the backend took for each written batch, drained by `take_write_times`.
+    write_times: Vec<Duration>,
+}
+
+struct Shared {
+    progress: Mutex<Progress>,
+    changed: Condvar,
+}
+
+/// Owns the persister thread. Dropping it (with the last `Store` clone) writes out
+/// everything pending, then stops the thread.
+pub(crate) struct Persister {
+    sender: Mutex<Option<SyncSender<Arc<PendingBatch>>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    shared: Arc<Shared>,
+}
+
+impl Persister {
+    /// `on_written` runs on the persister thread after each batch is on the backend and
+    /// out of the overlay (the store moves immutable data into its caches there).
+    pub(crate) fn start(
+        backend: Arc<dyn KvBackend>,
+        overlay: Arc<Overlay>,
+        on_written: impl Fn(Arc<PendingBatch>) + Send + 'static,
+    ) -> Self {
+        let (sender, receiver) = sync_channel::<Arc<PendingBatch>>(MAX_PENDING_BATCHES);
+        let shared = Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new() });
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("ethrex-persist".into())
+            .spawn(move || {
+                for pending in receiver {
+                    if thread_shared.progress.lock().failure.is_some() {
+                        // Writing later batches over a missing one would break the
+                        // prefix guarantee; they stay in memory only.
+                        continue;
+                    }
+                    let t = Instant::now();
+                    // A panicking backend must not leave `flush` waiting forever.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| backend.write(&pending.batch)))
+                        .unwrap_or_else(|_| Err(StoreError::Backend("the database write panicked".into())));
+                    let elapsed = t.elapsed();
+                    drop(pending);
+                    let mut progress = thread_shared.progress.lock();
+                    match result {
+                        Ok(()) => {
+                            progress.written += 1;
+                            progress.write_times.push(elapsed);
+                            drop(progress);
+                            if let Some(done) = overlay.pop_front() {
+                                on_written(done);
+                            }
+                        }
+                        Err(e) => {
+                            tracing::error!(%e, "writing a block batch to the database failed; later blocks stay in memory only");
+                            progress.failure = Some(e.to_string());
+                            drop(progress);
+                        }
+                    }
+                    thread_shared.changed.notify_all();
+                }
+            })
+            .expect("spawning the persister thread");
+        Self { sender: Mutex::new(Some(sender)), thread: Mutex::new(Some(thread)), shared }
+    }
+
+    /// The sticky failure, if a write failed.
+    pub(crate) fn check(&self) -> Result<(), StoreError> {
+        match &self.shared.progress.lock().failure {
+            Some(reason) => Err(StoreError::Persistence(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues a batch (already in the overlay). Blocks while the queue is full.
+    pub(crate) fn submit(&self, pending: Arc<PendingBatch>) -> Result<(), StoreError> {
+        self.check()?;
+        self.shared.progress.lock().accepted += 1;
+        let sender = self.sender.lock();
+        let sender = sender.as_ref().ok_or_else(|| StoreError::Persistence("the store is shut down".into()))?;
+        sender.send(pending).map_err(|_| StoreError::Persistence("the persister thread stopped".into()))
+    }
+
+    /// Waits until every accepted batch is on the backend.
+    pub(crate) fn flush(&self) -> Result<(), StoreError> {
+        let mut progress = self.shared.progress.lock();
+        loop {
+            if let Some(reason) = &progress.failure {
+                return Err(StoreError::Persistence(reason.clone()));
+            }
+            if progress.written >= progress.accepted {
+                return Ok(());
+            }
+            self.shared.changed.wait(&mut progress);
+        }
+    }
+
+    pub(crate) fn take_write_times(&self) -> Vec<Duration> {
+        std::mem::take(&mut self.shared.progress.lock().write_times)
+    }
+
+    pub(crate) fn new_pending(batch: WriteBatch) -> Arc<PendingBatch> {
+        Arc::new(PendingBatch::new(batch))
+    }
+}
+
+impl Drop for Persister {
+    fn drop(&mut self) {
+        // Closing the channel ends the thread's loop after the queued batches.
+        self.sender.lock().take();
+        if let Some(thread) = self.thread.lock().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Applies pending batches (a `snapshot`, oldest first) over a backend prefix scan.
+pub(crate) fn merge_scan(
+    snapshot: &[Arc<PendingBatch>],
+    table: Table,
+    prefix: &[u8],
+    base: Vec<(Vec<u8>, Vec<u8>)>,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    if snapshot.is_empty() {
+        return base;
+    }
+    let mut merged: std::collections::BTreeMap<Vec<u8>, Vec<u8>> = base.into_iter().collect();
+    for pending in snapshot {
+        for (t, key, value) in &pending.batch.ops {
+            if *t != table || !key.starts_with(prefix) {
+                continue;
+            }
+            match value {
+                Some(v) => merged.insert(key.clone(), v.clone()),
+                None => merged.remove(key),
+            };
+        }
+    }
+    merged.into_iter().collect()
+}

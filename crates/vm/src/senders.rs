@@ -1,0 +1,34 @@
+//! Sender recovery (secp256k1 public-key recovery from each transaction's signature).
+//!
+//! It costs about as much CPU as executing the transaction, so where it runs matters:
+//! the parallel executor recovers each sender in the transaction's own worker (spread
+//! over every core, overlapped with execution); elsewhere it runs before execution,
+//! either on the rayon pool or on the calling thread.
+
+use crate::error::ExecutionError;
+use alloy_consensus::transaction::SignerRecoverable;
+use alloy_primitives::Address;
+use ethrex_common::Transaction;
+use rayon::prelude::*;
+
+pub fn recover_sender(index: usize, tx: &Transaction) -> Result<Address, ExecutionError> {
+    tx.recover_signer().map_err(|e| ExecutionError::InvalidSignature { index, reason: e.to_string() })
+}
+
+/// Every sender, in order; the error names the first transaction that fails.
+pub fn recover_senders(transactions: &[Transaction], on_rayon_pool: bool) -> Result<Vec<Address>, ExecutionError> {
+    if on_rayon_pool {
+        transactions.par_iter().enumerate().map(|(i, tx)| recover_sender(i, tx)).collect()
+    } else {
+        transactions.iter().enumerate().map(|(i, tx)| recover_sender(i, tx)).collect()
+    }
+}
+
+/// Where the parallel executor gets each transaction's sender.
+#[derive(Debug, Clone, Copy)]
+pub enum Senders<'a> {
+    /// Recovered already, one per transaction.
+    Known(&'a [Address]),
+    /// Recovered by each transaction's worker just before it executes.
+    RecoverInWorkers,
+}
