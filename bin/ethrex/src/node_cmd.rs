@@ -44,7 +44,7 @@ pub struct ParallelTuning {
     /// Blocks with fewer transactions are executed sequentially (0: every block with a BAL).
     #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
     pub parallel_threshold: usize,
-    /// Do not prefetch BAL-named state before parallel execution.
+    /// Do not prefetch BAL-named state (alongside parallel execution).
     #[arg(long)]
     pub no_bal_warmer: bool,
     /// Compute the state root after execution instead of from the BAL alongside it.
@@ -66,7 +66,7 @@ impl ParallelTuning {
 /// Execution options of the node and the import command.
 #[derive(Args, Clone)]
 pub struct ExecArgs {
-    /// Execute every block sequentially, even with a BAL.
+    /// Import every block on one thread: sequential execution even with a BAL.
     #[arg(long)]
     pub no_bal_parallel_exec: bool,
     #[command(flatten)]

@@ -61,11 +61,12 @@ pub const BAL_PARALLEL_TX_THRESHOLD: usize = 5;
 /// How blocks are executed.
 #[derive(Debug, Clone, Copy)]
 pub struct ImportOptions {
-    /// Use the BAL-driven parallel path for Amsterdam blocks.
+    /// Use the BAL-driven parallel path for Amsterdam blocks, and the rayon pool for the
+    /// rest of the import. Off: the whole import runs on one thread (single-core baseline).
     pub parallel: bool,
     /// Blocks with fewer transactions run sequentially (0: always parallel).
     pub parallel_threshold: usize,
-    /// Prefetch the state the BAL names before execution.
+    /// Prefetch the state the BAL names into the block's cache, alongside execution.
     pub warmer: bool,
     /// Compute the state root from the BAL while transactions execute.
     pub parallel_trie: bool,
@@ -93,6 +94,9 @@ pub struct Blockchain {
     pub store: Store,
     pub config: ChainConfig,
     pub options: ImportOptions,
+    /// With parallel execution off, blocks are imported on this one-thread pool, so the
+    /// whole import (sender recovery, execution, merkleization) uses one core.
+    single_core: std::sync::OnceLock<rayon::ThreadPool>,
 }
 
 /// A state root computed from the BAL alone, alongside execution. It is used only when
@@ -198,7 +202,7 @@ pub fn validate_execution_output(
 
 impl Blockchain {
     pub fn new(store: Store, config: ChainConfig) -> Self {
-        Self { store, config, options: ImportOptions::default() }
+        Self { store, config, options: ImportOptions::default(), single_core: std::sync::OnceLock::new() }
     }
 
     pub fn with_options(mut self, options: ImportOptions) -> Self {
@@ -230,16 +234,18 @@ impl Blockchain {
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
     ) -> Result<Option<(BlockExecutionOutput, Vec<Address>, Option<BalMerkleization>)>, BlockError> {
-        if self.options.warmer {
-            let t = Instant::now();
-            warm_from_bal(cache, bal).map_err(BlockError::Storage)?;
-            timings.warmer = t.elapsed();
-        }
+        // Warming and the BAL-derived state root need only the BAL, so they run beside
+        // the transactions instead of before them.
         let t = Instant::now();
         let (outcome, merkleized) = rayon::join(
             || execute_block_parallel(cache, block, Senders::RecoverInWorkers, &self.config, bal),
-            || {
-                self.options.parallel_trie.then(|| -> Result<BalMerkleization, BlockError> {
+            || -> Option<Result<BalMerkleization, BlockError>> {
+                if self.options.warmer {
+                    if let Err(e) = warm_from_bal(cache, bal) {
+                        return Some(Err(BlockError::Storage(e)));
+                    }
+                }
+                self.options.parallel_trie.then(|| {
                     let (changes, codes) = changes_from_bal(cache, bal)?;
                     let (root, update, change_set) = compute_state_update(&self.store, parent.state_root, &changes, codes)?;
                     Ok(BalMerkleization { changes, root, update, change_set })
@@ -297,7 +303,24 @@ impl Blockchain {
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.
+    /// With `options.parallel` the rayon pool is used throughout (parallel execution on
+    /// the BAL, parallel merkleization and sender recovery); without it, the import runs
+    /// on a single thread: the single-core baseline.
     pub fn import_block(&self, block: BlockWithBal) -> Result<ImportOutcome, BlockError> {
+        if self.options.parallel {
+            return self.import_block_on_current_pool(block);
+        }
+        let pool = self.single_core.get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .thread_name(|_| "ethrex-import".into())
+                .build()
+                .expect("building a one-thread pool")
+        });
+        pool.install(|| self.import_block_on_current_pool(block))
+    }
+
+    fn import_block_on_current_pool(&self, block: BlockWithBal) -> Result<ImportOutcome, BlockError> {
         let start = Instant::now();
         let mut timings = BlockTimings::default();
         let BlockWithBal { block, bal } = block;

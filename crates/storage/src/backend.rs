@@ -84,6 +84,9 @@ impl WriteBatch {
     pub fn new() -> Self {
         Self::default()
     }
+    pub fn with_capacity(ops: usize) -> Self {
+        Self { ops: Vec::with_capacity(ops) }
+    }
     pub fn put(&mut self, table: Table, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) {
         self.ops.push((table, key.into(), Some(value.into())));
     }

@@ -37,7 +37,12 @@ pub(crate) struct PendingBatch {
 
 impl PendingBatch {
     fn new(batch: WriteBatch) -> Self {
-        let mut index: Vec<FxHashMap<Vec<u8>, usize>> = vec![FxHashMap::default(); Table::ALL.len()];
+        let mut per_table = [0usize; Table::ALL.len()];
+        for (table, _, _) in &batch.ops {
+            per_table[table.index()] += 1;
+        }
+        let mut index: Vec<FxHashMap<Vec<u8>, usize>> =
+            per_table.iter().map(|n| FxHashMap::with_capacity_and_hasher(*n, Default::default())).collect();
         for (pos, (table, key, _)) in batch.ops.iter().enumerate() {
             index[table.index()].insert(key.clone(), pos);
         }

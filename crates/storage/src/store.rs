@@ -418,7 +418,10 @@ impl Store {
     /// Writes a validated block, its state changes and change set, and makes it the
     /// canonical head — all in one atomic batch.
     pub fn commit_block(&self, commit: BlockCommit<'_>) -> Result<(), StoreError> {
-        let mut batch = WriteBatch::new();
+        const CHAIN_DATA_OPS: usize = 16;
+        let state = &commit.state;
+        let state_ops = state.accounts.len() + state.storage.len() + state.wiped_storage.len() + state.codes.len() + state.trie_nodes.len();
+        let mut batch = WriteBatch::with_capacity(state_ops + CHAIN_DATA_OPS);
         let hash = commit.hash;
         Self::put_block_data(&mut batch, &hash, commit.block);
         let mut receipts_rlp = Vec::new();
