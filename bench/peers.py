@@ -28,7 +28,7 @@ def main():
     osaka = directory / "osaka"
     ams_gas = chain_gas(directory / "stress.blockchain_test.json")
     osaka_gas = chain_gas(osaka / "stress.blockchain_test.json")
-    bench = [ethrex, "import-bench", "--sleep-ms", "0", "--db", "mdbx"]
+    bench = [ethrex, "import-bench", "--sleep-ms", "0", "--db", "rocksdb"]
     rows = [
         ("ethrex sequential (Amsterdam)", ams_gas, bench + ["--fixture", str(directory / "stress.rlp"), "--mode", "sequential"]),
         ("ethrex parallel (Amsterdam)", ams_gas, bench + ["--fixture", str(directory / "stress.rlp"), "--mode", "parallel"]),
