@@ -718,3 +718,40 @@ fn unrecoverable_signature_is_rejected_identically() {
     let verdict = reject_on_both(&pair, &bad, "wrong nonce, then an unrecoverable signature");
     assert_eq!(verdict, "TransactionException.INVALID_SIGNATURE_VRS");
 }
+
+/// The same in a bigger block: 40 transfers, transaction 3 with a wrong nonce and
+/// transaction 37, far after it, with a signature no sender can be recovered from.
+#[test]
+fn bad_signature_far_after_an_invalid_transaction_is_the_verdict() {
+    use alloy_consensus::{Signed, TxEnvelope};
+    let mut g = ChainGenerator::new(7);
+    let senders = g.scenario.senders.clone();
+    let txs: Vec<_> = (0..40u64)
+        .map(|i| {
+            let key = &senders[i as usize % senders.len()];
+            let nonce = i / senders.len() as u64;
+            eip1559(key, nonce, TxKind::Call(RECEIVER), U256::from(1 + i), Bytes::new(), TRANSFER_GAS)
+        })
+        .collect();
+    let block = g.build(txs, vec![]);
+    let pair = Pair::in_memory(&g.scenario);
+    let mut bad = block.clone();
+    let key = &senders[3 % senders.len()];
+    bad.block.body.transactions[3] =
+        eip1559(key, 99, TxKind::Call(RECEIVER), U256::from(4u64), Bytes::new(), TRANSFER_GAS);
+    let TxEnvelope::Eip1559(signed) = bad.block.body.transactions[37].clone() else { panic!("tx 37 is EIP-1559") };
+    let broken = alloy_primitives::Signature::new(U256::ZERO, U256::from(1u64), false);
+    bad.block.body.transactions[37] =
+        TxEnvelope::Eip1559(Signed::new_unchecked(signed.strip_signature(), broken, B256::repeat_byte(0xee)));
+    bad.block.header.transactions_root =
+        alloy_consensus::proofs::calculate_transaction_root(&bad.block.body.transactions);
+    assert_eq!(reject_on_both(&pair, &bad, "bad signature far after a wrong nonce"), "TransactionException.INVALID_SIGNATURE_VRS");
+
+    // Without the bad signature, the wrong nonce is the verdict on both paths.
+    let mut nonce_only = block.clone();
+    nonce_only.block.body.transactions[3] = bad.block.body.transactions[3].clone();
+    nonce_only.block.header.transactions_root =
+        alloy_consensus::proofs::calculate_transaction_root(&nonce_only.block.body.transactions);
+    assert_eq!(reject_on_both(&pair, &nonce_only, "wrong nonce"), "TransactionException.NONCE_MISMATCH_TOO_HIGH");
+    pair.import_valid(&block, "40 transfers");
+}

@@ -28,7 +28,8 @@ use crate::sequential::{build_receipt, evm_error, finish, run_post_block, run_pr
 use alloy_consensus::{Transaction as _, Typed2718};
 use alloy_primitives::Address;
 use ethrex_common::{Block, BlockAccessList, ChainConfig};
-use revm::context_interface::result::ExecutionResult;
+use ethrex_common::Receipt;
+use revm::context_interface::result::ResultGas;
 use revm::database::{State, WrapDatabaseRef};
 use revm::database_interface::DatabaseRef;
 use revm::state::bal::{Bal, BlockAccessIndex};
@@ -51,7 +52,9 @@ pub enum ParallelOutcome {
 /// One transaction's result, computed on a worker.
 struct TxRun {
     sender: Address,
-    result: Result<(ExecutionResult, EvmState), ExecutionError>,
+    /// Gas, the receipt (built in the worker, bloom included; its cumulative gas is set
+    /// in block order) and the state changes.
+    result: Result<(ResultGas, Receipt, EvmState), ExecutionError>,
     /// First disagreement between this transaction's writes and the header BAL.
     bal_mismatch: Option<String>,
 }
@@ -100,7 +103,10 @@ where
                 .map(|partial| writes_by_index(&partial, bal_index + 1).swap_remove(bal_index))
                 .unwrap_or_default();
             let bal_mismatch = diff_writes(bal_index, header_writes, &produced);
-            TxRun { sender, result: Ok((r.result, r.state)), bal_mismatch }
+            let gas = r.result.gas().clone();
+            let success = r.result.is_success();
+            let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
+            TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch }
         }
     }
 }
@@ -190,13 +196,14 @@ where
         if let Some(reason) = run.bal_mismatch {
             return Ok(ParallelOutcome::BalMismatch { reason });
         }
-        let (result, evm_state) = run.result?;
+        let (tx_gas, mut receipt, evm_state) = run.result?;
         state.bump_bal_index();
-        gas.add(result.gas());
-        let success = result.is_success();
-        let logs = result.into_logs();
+        gas.add(&tx_gas);
         state.commit(evm_state);
-        receipts.push(build_receipt(tx.ty(), success, gas.cumulative_tx_gas, logs));
+        if let Some(r) = receipt.as_receipt_with_bloom_mut() {
+            r.receipt.cumulative_gas_used = gas.cumulative_tx_gas;
+        }
+        receipts.push(receipt);
     }
     let commit_time = t_commit.elapsed();
     let t_post = std::time::Instant::now();
