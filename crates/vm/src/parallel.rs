@@ -37,6 +37,7 @@ use revm::state::EvmState;
 use revm::{Context, ExecuteEvm, MainBuilder, MainContext};
 use revm::DatabaseCommit;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What the parallel path concluded.
@@ -111,6 +112,42 @@ where
     }
 }
 
+/// Runs every transaction on the pool and returns the results in block order.
+///
+/// The block's wall time is bounded below by its longest transaction, and a long one
+/// picked up last leaves the other cores idle while it runs. So the workers take
+/// transactions from one shared queue ordered by gas limit, largest first (greedy
+/// longest-processing-time scheduling; the gas limit stands in for the unknown cost).
+fn run_longest_first<F>(txs: &[ethrex_common::Transaction], run: F) -> Result<Vec<TxRun>, ExecutionError>
+where
+    F: Fn(usize, &ethrex_common::Transaction) -> TxRun + Sync,
+{
+    let mut order: Vec<usize> = (0..txs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(txs[i].gas_limit()));
+    let next = AtomicUsize::new(0);
+    let workers = rayon::current_num_threads().clamp(1, txs.len().max(1));
+    let done: Vec<Vec<(usize, TxRun)>> = (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|_| {
+            let mut mine = Vec::new();
+            while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                mine.push((index, run(index, &txs[index])));
+            }
+            mine
+        })
+        .collect();
+    let mut slots: Vec<Option<TxRun>> = std::iter::repeat_with(|| None).take(txs.len()).collect();
+    for (index, result) in done.into_iter().flatten() {
+        slots[index] = Some(result);
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .map(|(index, slot)| slot.ok_or_else(|| ExecutionError::Database(format!("transaction {index} was never run"))))
+        .collect()
+}
+
 /// Executes `block` with its transactions in parallel, reading through `db` (the shared
 /// cache over the parent's state) and the header `bal` (already shape-checked).
 pub fn execute_block_parallel<DB>(
@@ -161,20 +198,16 @@ where
     }
 
     let t_parallel = std::time::Instant::now();
-    let runs: Vec<TxRun> = txs
-        .par_iter()
-        .enumerate()
-        .map(|(index, tx)| {
-            let sender = match senders {
-                Senders::Known(known) => Ok(known[index]),
-                Senders::RecoverInWorkers => recover_sender(index, tx),
-            };
-            match sender {
-                Ok(sender) => run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, sender),
-                Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
-            }
-        })
-        .collect();
+    let runs = run_longest_first(txs, |index, tx| {
+        let sender = match senders {
+            Senders::Known(known) => Ok(known[index]),
+            Senders::RecoverInWorkers => recover_sender(index, tx),
+        };
+        match sender {
+            Ok(sender) => run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, sender),
+            Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
+        }
+    })?;
     // Sequential import recovers every sender before executing anything, so a bad
     // signature is the verdict whatever else is wrong with the block.
     if let Some(e) = runs.iter().find_map(|r| match &r.result {
