@@ -64,7 +64,7 @@ impl Blockchain {
         let mut recovered = RecoveredBlock { hash: B256::ZERO, block, senders, bal: None };
         let amsterdam = fork >= Fork::Amsterdam;
         let db = StoreDb::new(self.store.clone(), parent_hash, parent.number);
-        let output = execute_block_sequential(db, &recovered, &self.config, amsterdam)?;
+        let output = execute_block_sequential(db, &recovered.block, &recovered.senders, &self.config, amsterdam)?;
 
         let header = &mut recovered.block.header;
         header.gas_used = output.gas_used;

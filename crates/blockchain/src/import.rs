@@ -7,7 +7,7 @@
 
 use crate::error::BlockError;
 use crate::state_root::{changes_from_bal, compute_state_update};
-use crate::validation::{account_order_violation, validate_bal_shape, validate_body, validate_header_against_parent};
+use crate::validation::{account_order_violation, validate_bal_form, validate_bal_hash, validate_body, validate_header_against_parent};
 use alloy_consensus::proofs::calculate_receipt_root;
 use alloy_primitives::{Address, Bloom, B256};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
@@ -272,20 +272,16 @@ impl Blockchain {
     /// root is also computed from the BAL at the same time (unless disabled).
     fn execute(
         &self,
-        hash: B256,
-        block: Block,
-        bal: Option<BlockAccessList>,
+        block: &Block,
+        bal: Option<&BlockAccessList>,
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
-    ) -> Result<(RecoveredBlock, BlockExecutionOutput, ExecutionPath, Option<BalMerkleization>), BlockError> {
+    ) -> Result<(Vec<Address>, BlockExecutionOutput, ExecutionPath, Option<BalMerkleization>), BlockError> {
         let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.header.parent_hash, parent.number));
-        let mut path = self.choose_path(&block, bal.as_ref());
-        if let (ExecutionPath::Parallel, Some(header_bal)) = (path, &bal) {
-            match self.execute_parallel(&cache, &block, header_bal, parent, timings)? {
-                Some((output, senders, merkleized)) => {
-                    let block = RecoveredBlock { hash, block, senders, bal };
-                    return Ok((block, output, path, merkleized));
-                }
+        let mut path = self.choose_path(block, bal);
+        if let (ExecutionPath::Parallel, Some(header_bal)) = (path, bal) {
+            match self.execute_parallel(&cache, block, header_bal, parent, timings)? {
+                Some((output, senders, merkleized)) => return Ok((senders, output, path, merkleized)),
                 None => path = ExecutionPath::SequentialAfterBalMismatch,
             }
         }
@@ -294,12 +290,11 @@ impl Blockchain {
         let t = Instant::now();
         let senders = ethrex_vm::recover_senders(&block.body.transactions, self.options.parallel)?;
         timings.recover = t.elapsed();
-        let block = RecoveredBlock { hash, block, senders, bal };
         let t = Instant::now();
-        let output = execute_block_sequential(&cache, &block, &self.config, block.bal.is_some())?;
+        let output = execute_block_sequential(&cache, block, &senders, &self.config, bal.is_some())?;
         timings.exec += t.elapsed();
         record_cache_stats(&cache);
-        Ok((block, output, path, None))
+        Ok((senders, output, path, None))
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.
@@ -332,16 +327,34 @@ impl Blockchain {
             return Err(BlockError::ParentStateUnavailable(header.parent_hash));
         }
         validate_header_against_parent(&self.config, header, &parent)?;
-        validate_body(&self.config, &block)?;
         let amsterdam = self.config.fork_at(header.timestamp) >= Fork::Amsterdam;
-        match (&bal, amsterdam) {
-            (Some(bal), true) => validate_bal_shape(header, bal, block.body.transactions.len())?,
-            (None, true) => return Err(BlockError::BalMissing),
-            (Some(_), false) => return Err(BlockError::HeaderFieldMismatch("blockAccessList before Amsterdam")),
-            (None, false) => {}
+        // Checks of the block's own content, in verdict order: body roots and blob gas,
+        // then the BAL against the header. They only read the block, so on the parallel
+        // path they run beside execution; their verdict still comes first.
+        let content_checks = || -> Result<(), BlockError> {
+            validate_body(&self.config, &block)?;
+            match (&bal, amsterdam) {
+                (Some(bal), true) => validate_bal_hash(header, bal),
+                (None, true) => Err(BlockError::BalMissing),
+                (Some(_), false) => Err(BlockError::HeaderFieldMismatch("blockAccessList before Amsterdam")),
+                (None, false) => Ok(()),
+            }
+        };
+        // Execution relies on the BAL's size cap and canonical form: those hold first.
+        let form = match (&bal, amsterdam) {
+            (Some(bal), true) => validate_bal_form(header, bal, block.body.transactions.len()),
+            (None, false) => Ok(()),
+            _ => Err(BlockError::BalMissing),
+        };
+        if let Err(form_error) = form {
+            content_checks()?;
+            return Err(form_error);
         }
-
-        let (block, output, path, merkleized) = self.execute(hash, block, bal, &parent, &mut timings)?;
+        let (checked, executed) =
+            rayon::join(content_checks, || self.execute(&block, bal.as_ref(), &parent, &mut timings));
+        checked?;
+        let (senders, output, path, merkleized) = executed?;
+        let block = RecoveredBlock { hash, block, senders, bal };
 
         let t = Instant::now();
         validate_execution_output(&self.config, &block, &output)?;

@@ -122,11 +122,22 @@ pub fn account_order_violation(bal: &BlockAccessList) -> Option<String> {
 /// invalid BAL, while a list naming exactly the touched accounts in the wrong order or
 /// twice is a malformed one. That is how the reference tests classify the two.
 pub fn validate_bal_shape(header: &Header, bal: &BlockAccessList, tx_count: usize) -> Result<(), BlockError> {
+    validate_bal_hash(header, bal)?;
+    validate_bal_form(header, bal, tx_count)
+}
+
+/// The BAL is the one the header commits to.
+pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), BlockError> {
     let expected = header.block_access_list_hash.ok_or(BlockError::HeaderFieldMismatch("blockAccessListHash"))?;
     let got = compute_block_access_list_hash(bal);
     if got != expected {
         return Err(BlockError::BalHashMismatch { expected, got });
     }
+    Ok(())
+}
+
+/// The BAL's size cap and canonical form: what execution relies on before using it.
+pub fn validate_bal_form(header: &Header, bal: &BlockAccessList, tx_count: usize) -> Result<(), BlockError> {
     let items = alloy_eips::eip7928::total_bal_items(bal);
     if items.saturating_mul(ITEM_COST as u64) > header.gas_limit {
         return Err(BlockError::BalTooLarge { items, gas_limit: header.gas_limit });

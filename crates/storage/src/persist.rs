@@ -36,7 +36,7 @@ pub(crate) struct PendingBatch {
 }
 
 impl PendingBatch {
-    fn new(batch: WriteBatch) -> Self {
+    pub(crate) fn new(batch: WriteBatch) -> Self {
         let mut per_table = [0usize; Table::ALL.len()];
         for (table, _, _) in &batch.ops {
             per_table[table.index()] += 1;
@@ -47,6 +47,23 @@ impl PendingBatch {
             index[table.index()].insert(key.clone(), pos);
         }
         Self { batch, index }
+    }
+
+    /// Joins two indexed batches that write different tables (so no key is in both),
+    /// `first`'s ops first. Lets a block's parts be encoded and indexed in parallel.
+    pub(crate) fn concat(first: PendingBatch, second: PendingBatch) -> Self {
+        let PendingBatch { batch: mut ops, mut index } = first;
+        let offset = ops.ops.len();
+        ops.ops.extend(second.batch.ops);
+        for (table, second_index) in second.index.into_iter().enumerate() {
+            if second_index.is_empty() {
+                continue;
+            }
+            let target = &mut index[table];
+            target.reserve(second_index.len());
+            target.extend(second_index.into_iter().map(|(key, pos)| (key, pos + offset)));
+        }
+        Self { batch: ops, index }
     }
 
     /// `Some(None)`: the batch deletes the key; `None`: the batch does not touch it.
@@ -192,9 +209,6 @@ impl Persister {
         std::mem::take(&mut self.shared.progress.lock().write_times)
     }
 
-    pub(crate) fn new_pending(batch: WriteBatch) -> Arc<PendingBatch> {
-        Arc::new(PendingBatch::new(batch))
-    }
 }
 
 impl Drop for Persister {

@@ -3,10 +3,10 @@
 use crate::backend::{KvBackend, Table, WriteBatch};
 use crate::changeset::ChangeSet;
 use crate::memory::MemoryBackend;
-use crate::persist::{Overlay, Persister};
+use crate::persist::{Overlay, PendingBatch, Persister};
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
-use alloy_rlp::{Decodable, Encodable};
+use alloy_rlp::Decodable;
 use ethrex_common::{AccountState, Block, BlockAccessList, BlockBody, Header, Receipt};
 use ethrex_trie::{NodeReader, TrieError};
 use std::path::Path;
@@ -183,22 +183,34 @@ impl Store {
     /// Accepts a batch: once this returns, every read sees it; the persister thread
     /// applies it to the backend atomically, after the batches accepted before it.
     pub fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        self.accept(PendingBatch::new(batch))
+    }
+
+    fn accept(&self, pending: PendingBatch) -> Result<(), StoreError> {
         let _order = self.write_order.lock();
         self.persister.check()?;
-        let pending = Persister::new_pending(batch);
+        let pending = Arc::new(pending);
         {
             let _exclusive = self.flat.fill_lock.write();
             self.overlay.push(pending.clone());
-            for (table, key, value) in &pending.batch.ops {
-                match (table, flat_key(key)) {
-                    (Table::Accounts, FlatKey::Account(address)) => self.flat.accounts.insert(address, value.clone()),
-                    (Table::Storage, FlatKey::Slot(address, slot)) => {
-                        let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
-                        self.flat.storage.insert((address, slot), v)
+            let ops = &pending.batch.ops;
+            rayon::join(
+                || {
+                    for (table, key, value) in ops {
+                        if let (Table::Accounts, FlatKey::Account(address)) = (table, flat_key(key)) {
+                            self.flat.accounts.insert(address, value.clone());
+                        }
                     }
-                    _ => {}
-                }
-            }
+                },
+                || {
+                    for (table, key, value) in ops {
+                        if let (Table::Storage, FlatKey::Slot(address, slot)) = (table, flat_key(key)) {
+                            let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
+                            self.flat.storage.insert((address, slot), v);
+                        }
+                    }
+                },
+            );
         }
         self.persister.submit(pending)
     }
@@ -418,23 +430,36 @@ impl Store {
     /// Writes a validated block, its state changes and change set, and makes it the
     /// canonical head — all in one atomic batch.
     pub fn commit_block(&self, commit: BlockCommit<'_>) -> Result<(), StoreError> {
-        const CHAIN_DATA_OPS: usize = 16;
-        let state = &commit.state;
-        let state_ops = state.accounts.len() + state.storage.len() + state.wiped_storage.len() + state.codes.len() + state.trie_nodes.len();
-        let mut batch = WriteBatch::with_capacity(state_ops + CHAIN_DATA_OPS);
-        let hash = commit.hash;
-        Self::put_block_data(&mut batch, &hash, commit.block);
-        let mut receipts_rlp = Vec::new();
-        commit.receipts.to_vec().encode(&mut receipts_rlp);
-        batch.put(Table::Receipts, hash.as_slice(), receipts_rlp);
-        if let Some(bal) = commit.bal {
-            batch.put(Table::Bals, hash.as_slice(), alloy_rlp::encode(bal));
-        }
-        batch.put(Table::ChangeSets, hash.as_slice(), commit.change_set.encode());
-        batch.put(Table::CanonicalHashes, commit.block.header.number.to_be_bytes().to_vec(), hash.to_vec());
-        Self::put_state(&mut batch, commit.state);
-        batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
-        self.write(batch)
+        let BlockCommit { hash, block, bal, receipts, state, change_set } = commit;
+        // The state part (thousands of trie nodes and slots) and the chain data (large
+        // encodings) are built and indexed side by side; they write different tables.
+        let (state_part, chain_part) = rayon::join(
+            || {
+                let ops = state.accounts.len()
+                    + state.storage.len()
+                    + state.wiped_storage.len()
+                    + state.codes.len()
+                    + state.trie_nodes.len();
+                let mut batch = WriteBatch::with_capacity(ops);
+                Self::put_state(&mut batch, state);
+                PendingBatch::new(batch)
+            },
+            || {
+                let mut batch = WriteBatch::with_capacity(16);
+                Self::put_block_data(&mut batch, &hash, block);
+                let mut receipts_rlp = Vec::new();
+                alloy_rlp::encode_list::<_, Receipt>(receipts, &mut receipts_rlp);
+                batch.put(Table::Receipts, hash.as_slice(), receipts_rlp);
+                if let Some(bal) = bal {
+                    batch.put(Table::Bals, hash.as_slice(), alloy_rlp::encode(bal));
+                }
+                batch.put(Table::ChangeSets, hash.as_slice(), change_set.encode());
+                batch.put(Table::CanonicalHashes, block.header.number.to_be_bytes().to_vec(), hash.to_vec());
+                batch.put(Table::Meta, HEAD_KEY, hash.to_vec());
+                PendingBatch::new(batch)
+            },
+        );
+        self.accept(PendingBatch::concat(state_part, chain_part))
     }
 }
 

@@ -172,19 +172,30 @@ where
             });
         }
     }
+    // Three independent preparations, side by side: revm's form of the header BAL (what
+    // the workers read), the header's writes by index (what they are checked against),
+    // and the pre-block system calls on the state everything is finally committed into.
     let t_setup = std::time::Instant::now();
-    let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecutionError::Bal(format!("{e:?}")))?);
-    let header_writes = writes_by_index(bal, txs.len() + 2);
-
+    let ((revm_bal, header_writes), state) = rayon::join(
+        || {
+            rayon::join(
+                || Bal::try_from(bal.clone()).map(Arc::new).map_err(|e| ExecutionError::Bal(format!("{e:?}"))),
+                || writes_by_index(bal, txs.len() + 2),
+            )
+        },
+        || -> Result<_, ExecutionError> {
+            let mut state = State::builder()
+                .with_database(WrapDatabaseRef(db))
+                .with_bundle_update()
+                .with_bal_builder()
+                .build();
+            state.reset_bal_index();
+            run_pre_block(&mut state, &envs, header)?;
+            Ok(state)
+        },
+    );
+    let (revm_bal, mut state) = (revm_bal?, state?);
     let setup_time = t_setup.elapsed();
-    // The state everything is finally committed into, in block order.
-    let mut state = State::builder()
-        .with_database(WrapDatabaseRef(db))
-        .with_bundle_update()
-        .with_bal_builder()
-        .build();
-    state.reset_bal_index();
-    run_pre_block(&mut state, &envs, header)?;
     // Every transaction reads the header's index-0 writes as its starting state, so they
     // must be exactly what the system calls wrote before anything else is trusted.
     let pre_block_writes = state

@@ -12,7 +12,7 @@ use crate::system::{
 use alloy_consensus::{Eip658Value, Receipt as PlainReceipt, TxType, Typed2718};
 use alloy_primitives::{Address, Bytes, U256};
 use alloy_consensus::Transaction as _;
-use ethrex_common::{ChainConfig, Fork, Receipt, RecoveredBlock};
+use ethrex_common::{ChainConfig, Fork, Receipt};
 use revm::context::{ContextTr, JournalTr};
 use revm::context_interface::result::{EVMError, ExecutionResult, InvalidTransaction};
 use revm::database::states::bundle_state::BundleRetention;
@@ -237,7 +237,8 @@ pub(crate) fn finish<DB: revm::Database>(
 /// With `build_bal`, also records the block-level access list the block produces.
 pub fn execute_block_sequential<DB>(
     db: DB,
-    block: &RecoveredBlock,
+    block: &ethrex_common::Block,
+    senders: &[alloy_primitives::Address],
     config: &ChainConfig,
     build_bal: bool,
 ) -> Result<BlockExecutionOutput, ExecutionError>
@@ -245,8 +246,14 @@ where
     DB: DatabaseRef,
     DB::Error: std::fmt::Display,
 {
-    let header = &block.block.header;
+    let header = &block.header;
     let envs = BlockEnvs::new(config, header);
+    if senders.len() != block.body.transactions.len() {
+        return Err(ExecutionError::InvalidSignature {
+            index: senders.len().min(block.body.transactions.len()),
+            reason: format!("{} senders for {} transactions", senders.len(), block.body.transactions.len()),
+        });
+    }
     let mut state = State::builder()
         .with_database(WrapDatabaseRef(db))
         .with_bundle_update()
@@ -255,7 +262,7 @@ where
     state.reset_bal_index();
     run_pre_block(&mut state, &envs, header)?;
 
-    let mut receipts = Vec::with_capacity(block.block.body.transactions.len());
+    let mut receipts = Vec::with_capacity(block.body.transactions.len());
     let mut gas = GasCounter::default();
     {
         let mut evm = Context::mainnet()
@@ -263,7 +270,7 @@ where
             .with_cfg(envs.cfg.clone())
             .with_db(&mut state)
             .build_mainnet();
-        for (index, (tx, sender)) in block.block.body.transactions.iter().zip(&block.senders).enumerate() {
+        for (index, (tx, sender)) in block.body.transactions.iter().zip(senders).enumerate() {
             gas.check_fits(envs.fork, header.gas_limit, index, tx.gas_limit())?;
             evm.db_mut().bump_bal_index();
             let result = evm.transact(tx_env(tx, *sender)).map_err(|e| evm_error(index, e))?;
@@ -274,6 +281,6 @@ where
             receipts.push(build_receipt(tx.ty(), success, gas.cumulative_tx_gas, logs));
         }
     }
-    let requests = run_post_block(&mut state, &envs, &block.block, config, &receipts)?;
+    let requests = run_post_block(&mut state, &envs, block, config, &receipts)?;
     Ok(finish(state, build_bal, receipts, gas.block_gas(envs.fork), requests))
 }
