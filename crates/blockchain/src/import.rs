@@ -356,20 +356,43 @@ impl Blockchain {
         let (senders, output, path, merkleized) = executed?;
         let block = RecoveredBlock { hash, block, senders, bal };
 
+        // When the state root from the BAL stands, the block's batch is built while the
+        // results are checked against the header; it is committed only if they hold.
         let t = Instant::now();
-        validate_execution_output(&self.config, &block, &output)?;
+        let root_from_bal = merkleized.as_ref().is_some_and(|m| m.changes == output.accounts);
+        if merkleized.is_some() && !root_from_bal {
+            tracing::debug!(block = block.block.header.number, "BAL-derived changes differ from execution's; recomputing the root");
+        }
+        let (validated, prepared) = match merkleized.filter(|_| root_from_bal) {
+            Some(m) => {
+                let (validated, prepared) = rayon::join(
+                    || validate_execution_output(&self.config, &block, &output),
+                    || {
+                        Store::prepare_block(BlockCommit {
+                            hash,
+                            block: &block.block,
+                            bal: block.bal.as_ref(),
+                            receipts: &output.receipts,
+                            state: m.update,
+                            change_set: m.change_set,
+                        })
+                    },
+                );
+                (validated, Some((m.root, prepared)))
+            }
+            None => (validate_execution_output(&self.config, &block, &output), None),
+        };
+        validated?;
         timings.validate = t.elapsed();
 
         let t = Instant::now();
         let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
-        let root_from_bal = merkleized.as_ref().is_some_and(|m| m.changes == accounts);
-        let (state_root, state, change_set) = match merkleized {
-            Some(m) if root_from_bal => (m.root, m.update, m.change_set),
-            other => {
-                if other.is_some() {
-                    tracing::debug!(block = block.block.header.number, "BAL-derived changes differ from execution's; recomputing the root");
-                }
-                compute_state_update(&self.store, parent.state_root, &accounts, codes)?
+        let (state_root, prepared) = match prepared {
+            Some(from_bal) => from_bal,
+            None => {
+                let (root, state, change_set) = compute_state_update(&self.store, parent.state_root, &accounts, codes)?;
+                let commit = BlockCommit { hash, block: &block.block, bal: block.bal.as_ref(), receipts: &receipts, state, change_set };
+                (root, Store::prepare_block(commit))
             }
         };
         if state_root != block.block.header.state_root {
@@ -378,14 +401,7 @@ impl Blockchain {
         timings.merkle = t.elapsed();
 
         let t = Instant::now();
-        self.store.commit_block(BlockCommit {
-            hash,
-            block: &block.block,
-            bal: block.bal.as_ref(),
-            receipts: &receipts,
-            state,
-            change_set,
-        })?;
+        self.store.commit_prepared(prepared)?;
         timings.store = t.elapsed();
         timings.total = start.elapsed();
         record_metrics(&timings, gas_used, block.block.header.number, path);

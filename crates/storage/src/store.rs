@@ -48,6 +48,9 @@ pub struct StateUpdate {
     pub trie_nodes: Vec<(B256, Vec<u8>)>,
 }
 
+/// A block's batch, encoded and indexed, not yet committed (`Store::prepare_block`).
+pub struct PreparedCommit(PendingBatch);
+
 /// Everything one imported block writes, committed in one batch.
 pub struct BlockCommit<'a> {
     pub hash: B256,
@@ -430,6 +433,17 @@ impl Store {
     /// Writes a validated block, its state changes and change set, and makes it the
     /// canonical head — all in one atomic batch.
     pub fn commit_block(&self, commit: BlockCommit<'_>) -> Result<(), StoreError> {
+        self.commit_prepared(Self::prepare_block(commit))
+    }
+
+    /// Commits a batch built by `prepare_block`.
+    pub fn commit_prepared(&self, prepared: PreparedCommit) -> Result<(), StoreError> {
+        self.accept(prepared.0)
+    }
+
+    /// Encodes and indexes everything a block writes, without writing it: the import
+    /// builds the batch while it still checks the block, and drops it if a check fails.
+    pub fn prepare_block(commit: BlockCommit<'_>) -> PreparedCommit {
         let BlockCommit { hash, block, bal, receipts, state, change_set } = commit;
         // The state part (thousands of trie nodes and slots) and the chain data (large
         // encodings) are built and indexed side by side; they write different tables.
@@ -459,7 +473,7 @@ impl Store {
                 PendingBatch::new(batch)
             },
         );
-        self.accept(PendingBatch::concat(state_part, chain_part))
+        PreparedCommit(PendingBatch::concat(state_part, chain_part))
     }
 }
 
