@@ -107,7 +107,7 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.datadir = a.datadir;
     options.sleep = Duration::from_millis(a.sleep_ms);
     options.parallel_threshold = a.tuning.parallel_threshold;
-    options.warmer = !a.tuning.no_bal_warmer;
+    options.warmer = a.tuning.bal_warmer;
     options.parallel_trie = !a.tuning.no_bal_parallel_trie;
 
     let fixture = load_fixture(&options)?;

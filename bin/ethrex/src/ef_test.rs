@@ -40,7 +40,7 @@ pub fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
         db: args.db,
         mode: args.mode,
         parallel_threshold: args.tuning.parallel_threshold,
-        warmer: !args.tuning.no_bal_warmer,
+        warmer: args.tuning.bal_warmer,
         parallel_trie: !args.tuning.no_bal_parallel_trie,
     };
     let results: Vec<CaseResult> = files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();

@@ -44,9 +44,10 @@ pub struct ParallelTuning {
     /// Blocks with fewer transactions are executed sequentially (0: every block with a BAL).
     #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
     pub parallel_threshold: usize,
-    /// Do not prefetch BAL-named state (alongside parallel execution).
+    /// Prefetch BAL-named state into the block's cache alongside parallel execution. Off
+    /// by default: with the store's in-memory caches it costs more CPU than it saves.
     #[arg(long)]
-    pub no_bal_warmer: bool,
+    pub bal_warmer: bool,
     /// Compute the state root after execution instead of from the BAL alongside it.
     #[arg(long)]
     pub no_bal_parallel_trie: bool,
@@ -57,7 +58,7 @@ impl ParallelTuning {
         ImportOptions {
             parallel,
             parallel_threshold: self.parallel_threshold,
-            warmer: !self.no_bal_warmer,
+            warmer: self.bal_warmer,
             parallel_trie: !self.no_bal_parallel_trie,
         }
     }

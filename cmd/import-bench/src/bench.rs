@@ -69,7 +69,7 @@ impl BenchOptions {
             datadir: None,
             sleep: Duration::from_millis(100),
             parallel_threshold: BAL_PARALLEL_TX_THRESHOLD,
-            warmer: true,
+            warmer: false,
             parallel_trie: true,
         }
     }
