@@ -696,25 +696,36 @@ fn bal_wrong_withdrawal_balance_is_rejected_identically() {
     assert_eq!(pair.sequential.store.account(&RECEIVER).unwrap().map(|a: AccountState| a.balance), Some(expected));
 }
 
+/// Replaces transaction `index`'s signature with one no sender can be recovered from.
+fn break_signature(block: &mut BlockWithBal, index: usize) {
+    use alloy_consensus::{Signed, TxEnvelope};
+    let TxEnvelope::Eip1559(signed) = block.block.body.transactions[index].clone() else {
+        panic!("tx {index} is not EIP-1559")
+    };
+    let broken = alloy_primitives::Signature::new(U256::ZERO, U256::from(1u64), false);
+    block.block.body.transactions[index] =
+        TxEnvelope::Eip1559(Signed::new_unchecked(signed.strip_signature(), broken, B256::repeat_byte(0xee)));
+}
+
+/// Makes the header commit to the (edited) transactions again, so only the edit is wrong.
+fn refresh_transactions_root(block: &mut BlockWithBal) {
+    block.block.header.transactions_root = alloy_consensus::proofs::calculate_transaction_root(&block.block.body.transactions);
+}
+
 /// Transaction 1 has a wrong nonce and transaction 2 a signature no sender can be
 /// recovered from. Sequential import recovers every sender before executing anything, so
 /// its verdict is the signature; the parallel path recovers each sender in its worker and
 /// sees transaction 1 fail first in block order, yet must give the same verdict.
 #[test]
 fn unrecoverable_signature_is_rejected_identically() {
-    use alloy_consensus::{Signed, TxEnvelope};
     let (g, block) = small_block();
     let pair = Pair::in_memory(&g.scenario);
     let mut bad = block.clone();
     let s1 = g.scenario.senders[1].clone();
     bad.block.body.transactions[1] =
         eip1559(&s1, 7, TxKind::Call(OBSERVER), U256::ZERO, Bytes::from(address_word(RECEIVER)), CALL_GAS);
-    let TxEnvelope::Eip1559(signed) = bad.block.body.transactions[2].clone() else { panic!("tx 2 is EIP-1559") };
-    let broken = alloy_primitives::Signature::new(U256::ZERO, U256::from(1u64), false);
-    bad.block.body.transactions[2] =
-        TxEnvelope::Eip1559(Signed::new_unchecked(signed.strip_signature(), broken, B256::repeat_byte(0xee)));
-    bad.block.header.transactions_root =
-        alloy_consensus::proofs::calculate_transaction_root(&bad.block.body.transactions);
+    break_signature(&mut bad, 2);
+    refresh_transactions_root(&mut bad);
     let verdict = reject_on_both(&pair, &bad, "wrong nonce, then an unrecoverable signature");
     assert_eq!(verdict, "TransactionException.INVALID_SIGNATURE_VRS");
 }
@@ -723,35 +734,24 @@ fn unrecoverable_signature_is_rejected_identically() {
 /// transaction 37, far after it, with a signature no sender can be recovered from.
 #[test]
 fn bad_signature_far_after_an_invalid_transaction_is_the_verdict() {
-    use alloy_consensus::{Signed, TxEnvelope};
     let mut g = ChainGenerator::new(7);
     let senders = g.scenario.senders.clone();
-    let txs: Vec<_> = (0..40u64)
-        .map(|i| {
-            let key = &senders[i as usize % senders.len()];
-            let nonce = i / senders.len() as u64;
-            eip1559(key, nonce, TxKind::Call(RECEIVER), U256::from(1 + i), Bytes::new(), TRANSFER_GAS)
-        })
-        .collect();
+    let transfer = |i: u64, nonce: u64| {
+        eip1559(&senders[i as usize % senders.len()], nonce, TxKind::Call(RECEIVER), U256::from(1 + i), Bytes::new(), TRANSFER_GAS)
+    };
+    let txs: Vec<_> = (0..40u64).map(|i| transfer(i, i / senders.len() as u64)).collect();
     let block = g.build(txs, vec![]);
     let pair = Pair::in_memory(&g.scenario);
-    let mut bad = block.clone();
-    let key = &senders[3 % senders.len()];
-    bad.block.body.transactions[3] =
-        eip1559(key, 99, TxKind::Call(RECEIVER), U256::from(4u64), Bytes::new(), TRANSFER_GAS);
-    let TxEnvelope::Eip1559(signed) = bad.block.body.transactions[37].clone() else { panic!("tx 37 is EIP-1559") };
-    let broken = alloy_primitives::Signature::new(U256::ZERO, U256::from(1u64), false);
-    bad.block.body.transactions[37] =
-        TxEnvelope::Eip1559(Signed::new_unchecked(signed.strip_signature(), broken, B256::repeat_byte(0xee)));
-    bad.block.header.transactions_root =
-        alloy_consensus::proofs::calculate_transaction_root(&bad.block.body.transactions);
-    assert_eq!(reject_on_both(&pair, &bad, "bad signature far after a wrong nonce"), "TransactionException.INVALID_SIGNATURE_VRS");
 
-    // Without the bad signature, the wrong nonce is the verdict on both paths.
     let mut nonce_only = block.clone();
-    nonce_only.block.body.transactions[3] = bad.block.body.transactions[3].clone();
-    nonce_only.block.header.transactions_root =
-        alloy_consensus::proofs::calculate_transaction_root(&nonce_only.block.body.transactions);
+    nonce_only.block.body.transactions[3] = transfer(3, 99);
+    refresh_transactions_root(&mut nonce_only);
+    let mut bad = nonce_only.clone();
+    break_signature(&mut bad, 37);
+    refresh_transactions_root(&mut bad);
+    let verdict = reject_on_both(&pair, &bad, "bad signature far after a wrong nonce");
+    assert_eq!(verdict, "TransactionException.INVALID_SIGNATURE_VRS");
+    // Without the bad signature, the wrong nonce is the verdict on both paths.
     assert_eq!(reject_on_both(&pair, &nonce_only, "wrong nonce"), "TransactionException.NONCE_MISMATCH_TOO_HIGH");
     pair.import_valid(&block, "40 transfers");
 }

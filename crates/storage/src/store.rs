@@ -499,14 +499,15 @@ impl Store {
 }
 
 impl NodeReader for Store {
-    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
+    fn get_node(&self, hash: &B256) -> Result<Option<ethrex_trie::NodeRlp>, TrieError> {
         if let Some(node) = self.nodes.get(hash) {
-            return Ok(Some(node.as_ref().clone()));
+            return Ok(Some(node));
         }
-        let node = self.get(Table::TrieNodes, hash.as_slice())?;
-        if let Some(n) = &node {
-            self.nodes.insert(*hash, Arc::new(n.clone()));
-        }
-        Ok(node)
+        let Some(node) = self.get(Table::TrieNodes, hash.as_slice())? else {
+            return Ok(None);
+        };
+        let node = Arc::new(node);
+        self.nodes.insert(*hash, node.clone());
+        Ok(Some(node))
     }
 }

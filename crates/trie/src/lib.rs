@@ -26,20 +26,23 @@ pub enum TrieError {
     Store(String),
 }
 
+/// A stored node's RLP, shared: a node cache can hand it out without a copy.
+pub type NodeRlp = std::sync::Arc<Vec<u8>>;
+
 /// Read access to stored nodes (the storage crate implements it over its DB;
 /// a HashMap impl is provided for tests).
 pub trait NodeReader: Sync {
-    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError>;
+    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError>;
 }
 
 impl<S: std::hash::BuildHasher + Sync> NodeReader for HashMap<B256, Vec<u8>, S> {
-    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
-        Ok(self.get(hash).cloned())
+    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+        Ok(self.get(hash).map(|node| std::sync::Arc::new(node.clone())))
     }
 }
 
 impl<T: NodeReader + ?Sized> NodeReader for &T {
-    fn get_node(&self, hash: &B256) -> Result<Option<Vec<u8>>, TrieError> {
+    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
         (**self).get_node(hash)
     }
 }

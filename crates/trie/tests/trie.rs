@@ -707,7 +707,7 @@ fn corrupt_nodes_are_reported_without_panicking() {
 fn store_errors_propagate() {
     struct Failing;
     impl NodeReader for Failing {
-        fn get_node(&self, _: &B256) -> Result<Option<Vec<u8>>, TrieError> {
+        fn get_node(&self, _: &B256) -> Result<Option<ethrex_trie::NodeRlp>, TrieError> {
             Err(TrieError::Store("disk on fire".into()))
         }
     }
