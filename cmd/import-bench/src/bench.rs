@@ -9,7 +9,7 @@ use ethrex_blockchain::{Blockchain, ImportOptions, BAL_PARALLEL_TX_THRESHOLD};
 use ethrex_common::{BlockWithBal, ChainConfig};
 use ethrex_storage::{DbKind, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_parallel, CachingDb, ParallelOutcome, Senders, StoreDb};
+use ethrex_vm::{execute_block_parallel, CachingDb, ParallelOutcome, StoreDb};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -185,7 +185,7 @@ fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<Blo
     let cache = CachingDb::new(StoreDb::new(chain.store.clone(), header.parent_hash, parent.number));
     warm_from_bal(&cache, bal).map_err(anyhow::Error::msg)?;
     let t = Instant::now();
-    let outcome = execute_block_parallel(&cache, &block.block, Senders::RecoverInWorkers, &chain.config, bal)?;
+    let outcome = execute_block_parallel(&cache, &block.block, &chain.config, bal)?;
     let exec = t.elapsed();
     if let ParallelOutcome::BalMismatch { reason } = outcome {
         bail!("block {}: BAL mismatch in ceiling mode: {reason}", header.number);

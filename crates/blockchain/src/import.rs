@@ -13,7 +13,7 @@ use alloy_primitives::{Address, Bloom, B256};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
 use ethrex_storage::{BlockCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_parallel, execute_block_sequential, BlockExecutionOutput, CachingDb, ParallelOutcome, Senders, StoreDb};
+use ethrex_vm::{execute_block_parallel, execute_block_sequential, BlockExecutionOutput, CachingDb, ParallelOutcome, StoreDb};
 use std::time::{Duration, Instant};
 
 /// Wall time of each stage of one block's import.
@@ -241,7 +241,7 @@ impl Blockchain {
         // the transactions instead of before them.
         let t = Instant::now();
         let (outcome, merkleized) = rayon::join(
-            || execute_block_parallel(cache, block, Senders::RecoverInWorkers, &self.config, bal),
+            || execute_block_parallel(cache, block, &self.config, bal),
             || -> Option<Result<BalMerkleization, BlockError>> {
                 if self.options.warmer {
                     if let Err(e) = warm_from_bal(cache, bal) {

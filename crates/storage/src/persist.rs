@@ -182,9 +182,9 @@ impl Persister {
         }
     }
 
-    /// Queues a batch (already in the overlay). Blocks while the queue is full.
+    /// Queues a batch (already in the overlay; the caller checked `check` before putting
+    /// it there). Blocks while the queue is full.
     pub(crate) fn submit(&self, pending: Arc<PendingBatch>) -> Result<(), StoreError> {
-        self.check()?;
         self.shared.progress.lock().accepted += 1;
         let sender = self.sender.lock();
         let sender = sender.as_ref().ok_or_else(|| StoreError::Persistence("the store is shut down".into()))?;
@@ -208,7 +208,6 @@ impl Persister {
     pub(crate) fn take_write_times(&self) -> Vec<Duration> {
         std::mem::take(&mut self.shared.progress.lock().write_times)
     }
-
 }
 
 impl Drop for Persister {

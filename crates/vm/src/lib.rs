@@ -19,5 +19,5 @@ pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput};
 pub use cache::CachingDb;
 pub use parallel::{execute_block_parallel, ParallelOutcome};
-pub use senders::{recover_sender, recover_senders, Senders};
+pub use senders::{recover_sender, recover_senders};
 pub use sequential::execute_block_sequential;

@@ -7,7 +7,7 @@
 //! are committed in block order into one state, which rebuilds the whole BAL exactly as
 //! the sequential path does, and the post-block stage runs on top.
 //!
-//! Senders are recovered inside the workers too (`Senders::RecoverInWorkers`), so that
+//! Senders are recovered inside the workers too, so that
 //! work is spread over every core alongside execution; an invalid signature is reported
 //! before any other verdict, as sequential import (which recovers first) does.
 //!
@@ -23,7 +23,7 @@ use crate::bal_index::{diff_writes, writes_by_index, IndexWrites};
 use crate::env::tx_env;
 use crate::error::ExecutionError;
 use crate::output::BlockExecutionOutput;
-use crate::senders::{recover_sender, Senders};
+use crate::senders::recover_sender;
 use crate::sequential::{build_receipt, evm_error, finish, run_post_block, run_pre_block, BlockEnvs, GasCounter};
 use alloy_consensus::{Transaction as _, Typed2718};
 use alloy_primitives::Address;
@@ -153,7 +153,6 @@ where
 pub fn execute_block_parallel<DB>(
     db: &DB,
     block: &Block,
-    senders: Senders<'_>,
     config: &ChainConfig,
     bal: &BlockAccessList,
 ) -> Result<ParallelOutcome, ExecutionError>
@@ -164,14 +163,6 @@ where
     let header = &block.header;
     let envs = BlockEnvs::new(config, header);
     let txs = &block.body.transactions;
-    if let Senders::Known(known) = senders {
-        if known.len() != txs.len() {
-            return Err(ExecutionError::InvalidSignature {
-                index: known.len().min(txs.len()),
-                reason: format!("{} senders for {} transactions", known.len(), txs.len()),
-            });
-        }
-    }
     // Three independent preparations, side by side: revm's form of the header BAL (what
     // the workers read), the header's writes by index (what they are checked against),
     // and the pre-block system calls on the state everything is finally committed into.
@@ -209,15 +200,9 @@ where
     }
 
     let t_parallel = std::time::Instant::now();
-    let runs = run_longest_first(txs, |index, tx| {
-        let sender = match senders {
-            Senders::Known(known) => Ok(known[index]),
-            Senders::RecoverInWorkers => recover_sender(index, tx),
-        };
-        match sender {
-            Ok(sender) => run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, sender),
-            Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
-        }
+    let runs = run_longest_first(txs, |index, tx| match recover_sender(index, tx) {
+        Ok(sender) => run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, sender),
+        Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
     })?;
     // Sequential import recovers every sender before executing anything, so a bad
     // signature is the verdict whatever else is wrong with the block.

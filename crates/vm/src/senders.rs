@@ -23,12 +23,3 @@ pub fn recover_senders(transactions: &[Transaction], on_rayon_pool: bool) -> Res
         transactions.iter().enumerate().map(|(i, tx)| recover_sender(i, tx)).collect()
     }
 }
-
-/// Where the parallel executor gets each transaction's sender.
-#[derive(Debug, Clone, Copy)]
-pub enum Senders<'a> {
-    /// Recovered already, one per transaction.
-    Known(&'a [Address]),
-    /// Recovered by each transaction's worker just before it executes.
-    RecoverInWorkers,
-}
