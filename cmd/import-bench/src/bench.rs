@@ -168,7 +168,7 @@ pub fn run_modes(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Res
                 bail!("{} mode: {} database writes for {} blocks", mode.name(), writes.len(), rows.len());
             }
             for (row, write) in rows.iter_mut().zip(writes) {
-                row.persist_ms = write.as_secs_f64() * 1e3;
+                row.stages.persist_ms = write.as_secs_f64() * 1e3;
             }
         }
         reports.push(ModeReport::new(mode.name(), rows));

@@ -15,8 +15,9 @@ const STAGES: [(&str, &str); 7] = [
 ];
 
 fn stage_values(b: &crate::report::BlockRow) -> [f64; 7] {
-    let known = b.recover_ms + b.warmer_ms + b.exec_ms + b.validate_ms + b.merkle_ms + b.store_ms;
-    [b.recover_ms, b.warmer_ms, b.exec_ms, b.validate_ms, b.merkle_ms, b.store_ms, (b.total_ms - known).max(0.0)]
+    let s = &b.stages;
+    let known = s.recover_ms + s.warmer_ms + s.exec_ms + s.validate_ms + s.merkle_ms + s.store_ms;
+    [s.recover_ms, s.warmer_ms, s.exec_ms, s.validate_ms, s.merkle_ms, s.store_ms, (s.total_ms - known).max(0.0)]
 }
 
 pub fn svg(reports: &[ModeReport]) -> String {
@@ -27,7 +28,7 @@ pub fn svg(reports: &[ModeReport]) -> String {
     let mut s = String::new();
     let _ = write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#);
     let _ = write!(s, r#"<rect width="100%" height="100%" fill="white"/><text x="10" y="20" font-size="16">import-bench: per-block stage times (ms) and Ggas/s</text>"#);
-    let max_total = reports.iter().flat_map(|r| r.blocks.iter().map(|b| b.total_ms)).fold(0.0f64, f64::max).max(1e-9);
+    let max_total = reports.iter().flat_map(|r| r.blocks.iter().map(|b| b.stages.total_ms)).fold(0.0f64, f64::max).max(1e-9);
     for (i, r) in reports.iter().enumerate() {
         let top = 40.0 + panel_h * i as f64;
         let plot_h = panel_h - 40.0;
@@ -52,10 +53,10 @@ pub fn svg(reports: &[ModeReport]) -> String {
     // Box plot of Ggas/s per mode.
     let top = legend_y + 40.0;
     let plot_h = box_h - 60.0;
-    let max_g = reports.iter().flat_map(|r| r.blocks.iter().map(|b| b.ggas_per_s)).fold(0.0f64, f64::max).max(1e-9);
+    let max_g = reports.iter().flat_map(|r| r.blocks.iter().map(|b| b.stages.ggas_per_s)).fold(0.0f64, f64::max).max(1e-9);
     let _ = write!(s, r#"<text x="10" y="{}" font-weight="bold">Ggas/s per block (min, quartiles, median, max)</text>"#, top - 8.0);
     for (i, r) in reports.iter().enumerate() {
-        let mut v: Vec<f64> = r.blocks.iter().map(|b| b.ggas_per_s).collect();
+        let mut v: Vec<f64> = r.blocks.iter().map(|b| b.stages.ggas_per_s).collect();
         v.sort_by(|a, b| a.total_cmp(b));
         if v.is_empty() {
             continue;

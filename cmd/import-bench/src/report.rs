@@ -4,11 +4,9 @@ use ethrex_blockchain::{ExecutionPath, ImportOutcome};
 use serde::Serialize;
 use std::time::Duration;
 
+/// Throughput and stage times of one block, or their per-mode medians.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct BlockRow {
-    pub number: u64,
-    pub txs: usize,
-    pub gas: u64,
+pub struct Stages {
     pub ggas_per_s: f64,
     pub total_ms: f64,
     pub recover_ms: f64,
@@ -20,6 +18,33 @@ pub struct BlockRow {
     /// Time the database took to write the block's batch, on the persister thread, after
     /// `import_block` returned (not part of `total`).
     pub persist_ms: f64,
+}
+
+impl Stages {
+    /// Each figure's median over `rows`, taken separately.
+    fn median_of(rows: &[BlockRow]) -> Self {
+        let m = |f: fn(&Stages) -> f64| median(rows.iter().map(|r| f(&r.stages)).collect());
+        Self {
+            ggas_per_s: m(|s| s.ggas_per_s),
+            total_ms: m(|s| s.total_ms),
+            recover_ms: m(|s| s.recover_ms),
+            warmer_ms: m(|s| s.warmer_ms),
+            exec_ms: m(|s| s.exec_ms),
+            validate_ms: m(|s| s.validate_ms),
+            merkle_ms: m(|s| s.merkle_ms),
+            store_ms: m(|s| s.store_ms),
+            persist_ms: m(|s| s.persist_ms),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BlockRow {
+    pub number: u64,
+    pub txs: usize,
+    pub gas: u64,
+    #[serde(flatten)]
+    pub stages: Stages,
     pub path: &'static str,
     pub root_from_bal: bool,
 }
@@ -40,15 +65,17 @@ impl BlockRow {
             number: o.number,
             txs: o.tx_count,
             gas: o.gas_used,
-            ggas_per_s: ggas(o.gas_used, t.total),
-            total_ms: ms(t.total),
-            recover_ms: ms(t.recover),
-            warmer_ms: ms(t.warmer),
-            exec_ms: ms(t.exec),
-            validate_ms: ms(t.validate),
-            merkle_ms: ms(t.merkle),
-            store_ms: ms(t.store),
-            persist_ms: 0.0,
+            stages: Stages {
+                ggas_per_s: ggas(o.gas_used, t.total),
+                total_ms: ms(t.total),
+                recover_ms: ms(t.recover),
+                warmer_ms: ms(t.warmer),
+                exec_ms: ms(t.exec),
+                validate_ms: ms(t.validate),
+                merkle_ms: ms(t.merkle),
+                store_ms: ms(t.store),
+                persist_ms: 0.0,
+            },
             path: match o.path {
                 ExecutionPath::Parallel => "parallel",
                 _ => "sequential",
@@ -63,27 +90,13 @@ impl BlockRow {
             number,
             txs,
             gas,
-            ggas_per_s: ggas(gas, exec),
-            total_ms: ms(exec),
-            exec_ms: ms(exec),
+            stages: Stages { ggas_per_s: ggas(gas, exec), total_ms: ms(exec), exec_ms: ms(exec), ..Default::default() },
             path: "parallel",
             ..Default::default()
         }
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Medians {
-    pub ggas_per_s: f64,
-    pub total_ms: f64,
-    pub recover_ms: f64,
-    pub warmer_ms: f64,
-    pub exec_ms: f64,
-    pub validate_ms: f64,
-    pub merkle_ms: f64,
-    pub store_ms: f64,
-    pub persist_ms: f64,
-}
 
 pub fn median(mut values: Vec<f64>) -> f64 {
     if values.is_empty() {
@@ -98,25 +111,13 @@ pub fn median(mut values: Vec<f64>) -> f64 {
 pub struct ModeReport {
     #[serde(skip)]
     pub name: &'static str,
-    pub median: Medians,
+    pub median: Stages,
     pub blocks: Vec<BlockRow>,
 }
 
 impl ModeReport {
     pub fn new(name: &'static str, blocks: Vec<BlockRow>) -> Self {
-        let m = |f: fn(&BlockRow) -> f64| median(blocks.iter().map(f).collect());
-        let median = Medians {
-            ggas_per_s: m(|r| r.ggas_per_s),
-            total_ms: m(|r| r.total_ms),
-            recover_ms: m(|r| r.recover_ms),
-            warmer_ms: m(|r| r.warmer_ms),
-            exec_ms: m(|r| r.exec_ms),
-            validate_ms: m(|r| r.validate_ms),
-            merkle_ms: m(|r| r.merkle_ms),
-            store_ms: m(|r| r.store_ms),
-            persist_ms: m(|r| r.persist_ms),
-        };
-        Self { name, median, blocks }
+        Self { name, median: Stages::median_of(&blocks), blocks }
     }
 }
 
