@@ -105,6 +105,18 @@ pub fn genesis_header(genesis: &alloy_genesis::Genesis, state_root: B256) -> Hea
     }
 }
 
+/// The genesis header under `config` for a genesis that sets only its gas limit and base
+/// fee (everything else zero or empty), at the fork `config` runs at time 0.
+pub fn genesis_header_at(config: &ethrex_common::ChainConfig, gas_limit: u64, base_fee_per_gas: u64, state_root: B256) -> Header {
+    let genesis = alloy_genesis::Genesis {
+        config: config.inner.clone(),
+        gas_limit,
+        base_fee_per_gas: Some(base_fee_per_gas.into()),
+        ..Default::default()
+    };
+    genesis_header(&genesis, state_root)
+}
+
 /// The allocation of a geth-style genesis file.
 pub fn geth_alloc(genesis: &alloy_genesis::Genesis) -> BTreeMap<Address, GenesisAccount> {
     genesis

@@ -8,9 +8,9 @@ use alloy_primitives::{address, Address, Bytes, TxKind, B256, U256};
 use alloy_rpc_types_engine::{ExecutionPayloadV3, ExecutionPayloadV4};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
-use ethrex_blockchain::genesis::{alloc_state_root, init_genesis, GenesisAccount};
+use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis, GenesisAccount};
 use ethrex_blockchain::{Blockchain, PayloadAttributes};
-use ethrex_common::{BlockWithBal, ChainConfig, Fork, Header, EMPTY_BAL_HASH, EMPTY_ROOT_HASH};
+use ethrex_common::{BlockWithBal, ChainConfig, Fork, Header};
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::server::{start, RunningServers};
 use ethrex_rpc::Node;
@@ -30,23 +30,8 @@ fn key() -> PrivateKeySigner {
 fn genesis() -> (Header, BTreeMap<Address, GenesisAccount>, ChainConfig) {
     let mut alloc = ethrex_import_bench::workload::system_contracts();
     alloc.insert(key().address(), GenesisAccount { balance: U256::from(10u128.pow(24)), ..Default::default() });
-    let header = Header {
-        state_root: alloc_state_root(&alloc).unwrap(),
-        gas_limit: 30_000_000,
-        base_fee_per_gas: Some(7),
-        withdrawals_root: Some(EMPTY_ROOT_HASH),
-        blob_gas_used: Some(0),
-        excess_blob_gas: Some(0),
-        parent_beacon_block_root: Some(B256::ZERO),
-        requests_hash: Some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
-        block_access_list_hash: Some(EMPTY_BAL_HASH),
-        slot_number: Some(0),
-        ommers_hash: alloy_consensus::EMPTY_OMMER_ROOT_HASH,
-        transactions_root: EMPTY_ROOT_HASH,
-        receipts_root: EMPTY_ROOT_HASH,
-        ..Default::default()
-    };
-    (header, alloc, ChainConfig::all_forks_at_genesis(1, Fork::Amsterdam))
+    let config = ChainConfig::all_forks_at_genesis(1, Fork::Amsterdam);
+    (genesis_header_at(&config, 30_000_000, 7, alloc_state_root(&alloc).unwrap()), alloc, config)
 }
 
 fn new_chain() -> Blockchain {

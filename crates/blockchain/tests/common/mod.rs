@@ -10,11 +10,11 @@ use alloy_eips::eip7702::{Authorization, SignedAuthorization};
 use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
-use ethrex_blockchain::genesis::{alloc_state_root, init_genesis, GenesisAccount};
+use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis, GenesisAccount};
 use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
 use ethrex_common::{
     AccountState, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header, Receipt, Transaction, Withdrawal,
-    EMPTY_BAL_HASH, EMPTY_ROOT_HASH, KECCAK_EMPTY,
+    KECCAK_EMPTY,
 };
 use ethrex_storage::Store;
 use rand::seq::IndexedRandom;
@@ -485,23 +485,8 @@ impl Scenario {
         for a in EMPTY_ACCOUNTS {
             alloc.insert(a, GenesisAccount::default());
         }
-        let genesis = Header {
-            state_root: alloc_state_root(&alloc).expect("genesis state root"),
-            gas_limit: GAS_LIMIT,
-            base_fee_per_gas: Some(7),
-            withdrawals_root: Some(EMPTY_ROOT_HASH),
-            blob_gas_used: Some(0),
-            excess_blob_gas: Some(0),
-            parent_beacon_block_root: Some(B256::ZERO),
-            requests_hash: Some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
-            block_access_list_hash: Some(EMPTY_BAL_HASH),
-            slot_number: Some(0),
-            ommers_hash: alloy_consensus::EMPTY_OMMER_ROOT_HASH,
-            transactions_root: EMPTY_ROOT_HASH,
-            receipts_root: EMPTY_ROOT_HASH,
-            ..Default::default()
-        };
         let config = ChainConfig::all_forks_at_genesis(CHAIN_ID, Fork::Amsterdam);
+        let genesis = genesis_header_at(&config, GAS_LIMIT, 7, alloc_state_root(&alloc).expect("genesis state root"));
         Self { config, genesis, alloc, senders, delegators }
     }
 
