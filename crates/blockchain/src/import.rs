@@ -11,9 +11,9 @@ use crate::validation::{account_order_violation, validate_bal_form, validate_bal
 use alloy_consensus::proofs::calculate_receipt_root;
 use alloy_primitives::{Address, Bloom, B256};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
-use ethrex_storage::{BlockCommit, Store};
+use ethrex_storage::{BlockCommit, PreparedCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_parallel, execute_block_sequential, BlockExecutionOutput, CachingDb, ParallelOutcome, StoreDb};
+use ethrex_vm::{execute_block_sequential, run_transactions_parallel, AccountChange, BlockExecutionOutput, CachingDb, ParallelRun, StoreDb};
 use std::time::{Duration, Instant};
 
 /// Wall time of each stage of one block's import.
@@ -105,10 +105,42 @@ pub struct Blockchain {
 /// A state root computed from the BAL alone, alongside execution. It is used only when
 /// the changes it was computed from equal the ones execution produced.
 struct BalMerkleization {
-    changes: Vec<ethrex_vm::AccountChange>,
+    changes: Vec<AccountChange>,
     root: B256,
     update: ethrex_storage::StateUpdate,
     change_set: ethrex_storage::ChangeSet,
+}
+
+/// The BAL-derived state root with the block's batch already built from it.
+struct RootFromBal {
+    changes: Vec<AccountChange>,
+    root: B256,
+    prepared: PreparedCommit,
+}
+
+/// What the header commits to about the receipts.
+pub struct ReceiptsCommitment {
+    pub root: B256,
+    pub bloom: Bloom,
+}
+
+impl ReceiptsCommitment {
+    pub fn of(receipts: &[Receipt]) -> Self {
+        Self {
+            root: calculate_receipt_root(receipts),
+            bloom: receipts.iter().fold(Bloom::ZERO, |acc, r| acc | *r.logs_bloom()),
+        }
+    }
+}
+
+/// A block executed by whichever path, with what was computed alongside.
+struct Executed {
+    senders: Vec<Address>,
+    output: BlockExecutionOutput,
+    path: ExecutionPath,
+    /// Computed beside the parallel path's ordered commit; otherwise during validation.
+    receipts: Option<ReceiptsCommitment>,
+    from_bal: Option<RootFromBal>,
 }
 
 fn record_cache_stats<DB>(cache: &CachingDb<DB>) {
@@ -160,21 +192,21 @@ fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> St
 }
 
 /// Checks what execution produced against what the header commits to.
+/// `receipts` must be the commitment of `output.receipts`.
 pub fn validate_execution_output(
     config: &ChainConfig,
     block: &RecoveredBlock,
     output: &BlockExecutionOutput,
+    receipts: &ReceiptsCommitment,
 ) -> Result<(), BlockError> {
     let header = &block.block.header;
     if output.gas_used != header.gas_used {
         return Err(BlockError::GasUsed { expected: header.gas_used, got: output.gas_used });
     }
-    let receipts_root = calculate_receipt_root(&output.receipts);
-    if receipts_root != header.receipts_root {
-        return Err(BlockError::ReceiptsRoot { expected: header.receipts_root, got: receipts_root });
+    if receipts.root != header.receipts_root {
+        return Err(BlockError::ReceiptsRoot { expected: header.receipts_root, got: receipts.root });
     }
-    let bloom = output.receipts.iter().fold(Bloom::ZERO, |acc, r: &Receipt| acc | *r.logs_bloom());
-    if bloom != header.logs_bloom {
+    if receipts.bloom != header.logs_bloom {
         return Err(BlockError::LogsBloom);
     }
     if config.fork_at(header.timestamp) >= Fork::Prague {
@@ -226,22 +258,24 @@ impl Blockchain {
     }
 
     /// The parallel path: transactions (and their sender recovery) on the rayon pool,
-    /// with the BAL-derived state root computed alongside. `None`: the header BAL proved
+    /// with the BAL-derived state root computed alongside; then, while the transactions'
+    /// changes are committed in block order, the receipts are hashed and the block's
+    /// batch is built from the BAL-derived state. `None`: the header BAL proved
     /// inconsistent, and the sequential path must decide.
-    #[allow(clippy::type_complexity)]
     fn execute_parallel(
         &self,
         cache: &CachingDb<StoreDb>,
+        hash: B256,
         block: &Block,
         bal: &BlockAccessList,
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
-    ) -> Result<Option<(BlockExecutionOutput, Vec<Address>, Option<BalMerkleization>)>, BlockError> {
+    ) -> Result<Option<Executed>, BlockError> {
         // Warming and the BAL-derived state root need only the BAL, so they run beside
         // the transactions instead of before them.
         let t = Instant::now();
-        let (outcome, merkleized) = rayon::join(
-            || execute_block_parallel(cache, block, &self.config, bal),
+        let (run, merkleized) = rayon::join(
+            || run_transactions_parallel(cache, block, &self.config, bal),
             || -> Option<Result<BalMerkleization, BlockError>> {
                 if self.options.warmer {
                     if let Err(e) = warm_from_bal(cache, bal) {
@@ -255,19 +289,40 @@ impl Blockchain {
                 })
             },
         );
-        timings.exec = t.elapsed();
-        match outcome? {
-            ParallelOutcome::Executed { output, senders } => {
-                record_cache_stats(cache);
-                // A failure here only means the root is computed after execution instead.
-                let merkleized = merkleized.and_then(|m| m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok());
-                Ok(Some((output, senders, merkleized)))
-            }
-            ParallelOutcome::BalMismatch { reason } => {
+        let mut executed = match run? {
+            ParallelRun::Ran(executed) => executed,
+            ParallelRun::BalMismatch { reason } => {
                 tracing::debug!(block = block.header.number, %reason, "BAL mismatch on the parallel path");
-                Ok(None)
+                return Ok(None);
             }
-        }
+        };
+        // A failure here only means the root is computed after execution instead.
+        let merkleized = merkleized.and_then(|m| m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok());
+        let receipts = std::mem::take(&mut executed.receipts);
+        let senders = std::mem::take(&mut executed.senders);
+        let (output, (commitment, from_bal)) = rayon::join(
+            || executed.commit_without_receipts(block, &self.config, &receipts),
+            || {
+                let from_bal = merkleized.map(|m| RootFromBal {
+                    root: m.root,
+                    changes: m.changes,
+                    prepared: Store::prepare_block(BlockCommit {
+                        hash,
+                        block,
+                        bal: Some(bal),
+                        receipts: &receipts,
+                        state: m.update,
+                        change_set: m.change_set,
+                    }),
+                });
+                (ReceiptsCommitment::of(&receipts), from_bal)
+            },
+        );
+        let mut output = output?;
+        output.receipts = receipts;
+        timings.exec = t.elapsed();
+        record_cache_stats(cache);
+        Ok(Some(Executed { senders, output, path: ExecutionPath::Parallel, receipts: Some(commitment), from_bal }))
     }
 
     /// Recovers the senders and executes on the parent's state by the chosen path. On the
@@ -275,16 +330,17 @@ impl Blockchain {
     /// root is also computed from the BAL at the same time (unless disabled).
     fn execute(
         &self,
+        hash: B256,
         block: &Block,
         bal: Option<&BlockAccessList>,
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
-    ) -> Result<(Vec<Address>, BlockExecutionOutput, ExecutionPath, Option<BalMerkleization>), BlockError> {
+    ) -> Result<Executed, BlockError> {
         let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.header.parent_hash, parent.number));
         let mut path = self.choose_path(block, bal);
         if let (ExecutionPath::Parallel, Some(header_bal)) = (path, bal) {
-            match self.execute_parallel(&cache, block, header_bal, parent, timings)? {
-                Some((output, senders, merkleized)) => return Ok((senders, output, path, merkleized)),
+            match self.execute_parallel(&cache, hash, block, header_bal, parent, timings)? {
+                Some(executed) => return Ok(executed),
                 None => path = ExecutionPath::SequentialAfterBalMismatch,
             }
         }
@@ -297,7 +353,7 @@ impl Blockchain {
         let output = execute_block_sequential(&cache, block, &senders, &self.config, bal.is_some())?;
         timings.exec += t.elapsed();
         record_cache_stats(&cache);
-        Ok((senders, output, path, None))
+        Ok(Executed { senders, output, path, receipts: None, from_bal: None })
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.
@@ -354,44 +410,26 @@ impl Blockchain {
             return Err(form_error);
         }
         let (checked, executed) =
-            rayon::join(content_checks, || self.execute(&block, bal.as_ref(), &parent, &mut timings));
+            rayon::join(content_checks, || self.execute(hash, &block, bal.as_ref(), &parent, &mut timings));
         checked?;
-        let (senders, output, path, merkleized) = executed?;
+        let Executed { senders, output, path, receipts: commitment, from_bal } = executed?;
         let block = RecoveredBlock { hash, block, senders, bal };
 
-        // When the state root from the BAL stands, the block's batch is built while the
-        // results are checked against the header; it is committed only if they hold.
         let t = Instant::now();
-        let root_from_bal = merkleized.as_ref().is_some_and(|m| m.changes == output.accounts);
-        if merkleized.is_some() && !root_from_bal {
-            tracing::debug!(block = block.block.header.number, "BAL-derived changes differ from execution's; recomputing the root");
-        }
-        let (validated, prepared) = match merkleized.filter(|_| root_from_bal) {
-            Some(m) => {
-                let (validated, prepared) = rayon::join(
-                    || validate_execution_output(&self.config, &block, &output),
-                    || {
-                        Store::prepare_block(BlockCommit {
-                            hash,
-                            block: &block.block,
-                            bal: block.bal.as_ref(),
-                            receipts: &output.receipts,
-                            state: m.update,
-                            change_set: m.change_set,
-                        })
-                    },
-                );
-                (validated, Some((m.root, prepared)))
-            }
-            None => (validate_execution_output(&self.config, &block, &output), None),
-        };
-        validated?;
+        let commitment = commitment.unwrap_or_else(|| ReceiptsCommitment::of(&output.receipts));
+        validate_execution_output(&self.config, &block, &output, &commitment)?;
         timings.validate = t.elapsed();
 
+        // The state root from the BAL stands only if execution changed exactly what the
+        // BAL says; otherwise (the block is then invalid) it is recomputed from execution.
         let t = Instant::now();
+        let root_from_bal = from_bal.as_ref().is_some_and(|m| m.changes == output.accounts);
+        if from_bal.is_some() && !root_from_bal {
+            tracing::debug!(block = block.block.header.number, "BAL-derived changes differ from execution's; recomputing the root");
+        }
         let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
-        let (state_root, prepared) = match prepared {
-            Some(from_bal) => from_bal,
+        let (state_root, prepared) = match from_bal.filter(|_| root_from_bal) {
+            Some(m) => (m.root, m.prepared),
             None => {
                 let (root, state, change_set) = compute_state_update(&self.store, parent.state_root, &accounts, codes)?;
                 let commit = BlockCommit { hash, block: &block.block, bal: block.bal.as_ref(), receipts: &receipts, state, change_set };

@@ -15,7 +15,7 @@ pub mod store;
 
 pub use backend::{KvBackend, Table, WriteBatch};
 pub use changeset::ChangeSet;
-pub use store::{BlockCommit, DbKind, PreparedCommit, StateUpdate, Store};
+pub use store::{BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

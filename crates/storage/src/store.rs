@@ -133,9 +133,27 @@ fn encode_u256(value: &U256) -> Vec<u8> {
     value.to_be_bytes_trimmed_vec()
 }
 
+/// How many entries the in-memory caches hold.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheSizes {
+    pub trie_nodes: usize,
+    pub accounts: usize,
+    pub storage: usize,
+}
+
+impl Default for CacheSizes {
+    fn default() -> Self {
+        Self { trie_nodes: NODE_CACHE_ENTRIES, accounts: ACCOUNT_CACHE_ENTRIES, storage: STORAGE_CACHE_ENTRIES }
+    }
+}
+
 impl Store {
     pub fn new(backend: Arc<dyn KvBackend>) -> Self {
-        let nodes = Arc::new(NodeCache::new(NODE_CACHE_ENTRIES));
+        Self::with_cache_sizes(backend, CacheSizes::default())
+    }
+
+    pub fn with_cache_sizes(backend: Arc<dyn KvBackend>, sizes: CacheSizes) -> Self {
+        let nodes = Arc::new(NodeCache::new(sizes.trie_nodes));
         let overlay = Arc::new(Overlay::default());
         let persister_nodes = nodes.clone();
         let persister = Persister::start(backend.clone(), overlay.clone(), move |written| {
@@ -156,8 +174,8 @@ impl Store {
             nodes,
             flat: Arc::new(FlatCache {
                 fill_lock: parking_lot::RwLock::new(()),
-                accounts: quick_cache::sync::Cache::new(ACCOUNT_CACHE_ENTRIES),
-                storage: quick_cache::sync::Cache::new(STORAGE_CACHE_ENTRIES),
+                accounts: quick_cache::sync::Cache::new(sizes.accounts),
+                storage: quick_cache::sync::Cache::new(sizes.storage),
             }),
             overlay,
             persister: Arc::new(persister),
@@ -335,8 +353,9 @@ impl Store {
             return Ok(v);
         }
         let _fill = self.flat.fill_lock.read();
+        // Through the overlay: an evicted entry may belong to a batch still on its way
+        // to the disk.
         let value = self
-            .backend
             .get(Table::Storage, &storage_key(address, slot))?
             .map(|b| U256::try_from_be_slice(&b).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes")))
             .transpose()?

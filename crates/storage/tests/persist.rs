@@ -4,7 +4,7 @@
 use alloy_primitives::{Address, B256, U256};
 use ethrex_storage::memory::MemoryBackend;
 use ethrex_storage::persist::MAX_PENDING_BATCHES;
-use ethrex_storage::{KvBackend, Store, StoreError, Table, WriteBatch};
+use ethrex_storage::{CacheSizes, KvBackend, Store, StoreError, Table, WriteBatch};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -83,6 +83,21 @@ fn reads_see_batches_before_they_reach_the_disk() {
     assert_eq!(backend.inner.get(Table::Storage, &slot_key(1)).unwrap(), None);
     assert_eq!(entries(&store), vec![(2, 20), (3, 31), (4, 40)]);
     assert_eq!(store.take_write_times().len(), 2);
+}
+
+#[test]
+fn a_value_evicted_from_the_cache_is_read_from_its_pending_batch() {
+    let backend = Arc::new(TestBackend::default());
+    // Far fewer cache entries than slots written: most reads miss the cache.
+    let store = Store::with_cache_sizes(backend.clone(), CacheSizes { trie_nodes: 16, accounts: 16, storage: 16 });
+    let puts: Vec<(u64, u8)> = (0..200).map(|slot| (slot, (slot % 250) as u8 + 1)).collect();
+    let gate = backend.gate.lock().unwrap();
+    store.write(head_batch(1, &puts, &[])).unwrap();
+    for (slot, value) in &puts {
+        assert_eq!(store.storage(&ACCOUNT, &U256::from(*slot)).unwrap(), U256::from(*value), "slot {slot}");
+    }
+    drop(gate);
+    store.flush().unwrap();
 }
 
 #[test]

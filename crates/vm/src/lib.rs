@@ -18,6 +18,6 @@ pub use db::{StoreDb, StoreDbError};
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput};
 pub use cache::CachingDb;
-pub use parallel::{execute_block_parallel, ParallelOutcome};
+pub use parallel::{execute_block_parallel, run_transactions_parallel, ExecutedTransactions, ParallelOutcome, ParallelRun};
 pub use senders::{recover_sender, recover_senders};
 pub use sequential::execute_block_sequential;

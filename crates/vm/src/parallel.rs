@@ -148,6 +148,25 @@ where
         .collect()
 }
 
+/// The transactions of a block, run in parallel and checked, but not yet committed:
+/// their receipts are final (cumulative gas included), so they can be hashed and stored
+/// while `commit` folds the state changes into the block's state in block order.
+pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
+    state: State<WrapDatabaseRef<&'a DB>>,
+    envs: BlockEnvs,
+    changes: Vec<EvmState>,
+    gas: GasCounter,
+    pub receipts: Vec<Receipt>,
+    pub senders: Vec<Address>,
+}
+
+/// What the transaction phase of the parallel path concluded.
+pub enum ParallelRun<'a, DB: DatabaseRef> {
+    Ran(ExecutedTransactions<'a, DB>),
+    /// As `ParallelOutcome::BalMismatch`.
+    BalMismatch { reason: String },
+}
+
 /// Executes `block` with its transactions in parallel, reading through `db` (the shared
 /// cache over the parent's state) and the header `bal` (already shape-checked).
 pub fn execute_block_parallel<DB>(
@@ -156,6 +175,28 @@ pub fn execute_block_parallel<DB>(
     config: &ChainConfig,
     bal: &BlockAccessList,
 ) -> Result<ParallelOutcome, ExecutionError>
+where
+    DB: DatabaseRef + Sync,
+    DB::Error: std::fmt::Display,
+{
+    match run_transactions_parallel(db, block, config, bal)? {
+        ParallelRun::BalMismatch { reason } => Ok(ParallelOutcome::BalMismatch { reason }),
+        ParallelRun::Ran(executed) => {
+            let senders = executed.senders.clone();
+            let output = executed.commit(block, config)?;
+            Ok(ParallelOutcome::Executed { output, senders })
+        }
+    }
+}
+
+/// The first phase of `execute_block_parallel`: pre-block system calls, every
+/// transaction on the pool, and the verdicts in block order. Nothing is committed yet.
+pub fn run_transactions_parallel<'a, DB>(
+    db: &'a DB,
+    block: &Block,
+    config: &ChainConfig,
+    bal: &BlockAccessList,
+) -> Result<ParallelRun<'a, DB>, ExecutionError>
 where
     DB: DatabaseRef + Sync,
     DB::Error: std::fmt::Display,
@@ -185,7 +226,7 @@ where
             Ok(state)
         },
     );
-    let (revm_bal, mut state) = (revm_bal?, state?);
+    let (revm_bal, state) = (revm_bal?, state?);
     let setup_time = t_setup.elapsed();
     // Every transaction reads the header's index-0 writes as its starting state, so they
     // must be exactly what the system calls wrote before anything else is trusted.
@@ -196,7 +237,7 @@ where
         .map(|b| writes_by_index(&b.into_alloy_bal(), 1).swap_remove(0))
         .unwrap_or_default();
     if let Some(reason) = diff_writes(0, &header_writes[0], &pre_block_writes) {
-        return Ok(ParallelOutcome::BalMismatch { reason });
+        return Ok(ParallelRun::BalMismatch { reason });
     }
 
     let t_parallel = std::time::Instant::now();
@@ -212,39 +253,71 @@ where
     }) {
         return Err(e);
     }
-
     let parallel_time = t_parallel.elapsed();
-    let t_commit = std::time::Instant::now();
+
+    // Verdicts in block order, as the sequential path meets them; committing the state
+    // changes cannot fail, so it is left to `commit`.
     let mut receipts = Vec::with_capacity(txs.len());
-    let mut recovered = Vec::with_capacity(txs.len());
+    let mut senders = Vec::with_capacity(txs.len());
+    let mut changes = Vec::with_capacity(txs.len());
     let mut gas = GasCounter::default();
     for (index, (tx, run)) in txs.iter().zip(runs).enumerate() {
-        recovered.push(run.sender);
+        senders.push(run.sender);
         // Same order as the sequential path: the gas check comes before the transaction.
         gas.check_fits(envs.fork, header.gas_limit, index, tx.gas_limit())?;
         if let Some(reason) = run.bal_mismatch {
-            return Ok(ParallelOutcome::BalMismatch { reason });
+            return Ok(ParallelRun::BalMismatch { reason });
         }
         let (tx_gas, mut receipt, evm_state) = run.result?;
-        state.bump_bal_index();
         gas.add(&tx_gas);
-        state.commit(evm_state);
         if let Some(r) = receipt.as_receipt_with_bloom_mut() {
             r.receipt.cumulative_gas_used = gas.cumulative_tx_gas;
         }
         receipts.push(receipt);
+        changes.push(evm_state);
     }
-    let commit_time = t_commit.elapsed();
-    let t_post = std::time::Instant::now();
-    let requests = run_post_block(&mut state, &envs, block, config, &receipts)?;
-    let output = finish(state, true, receipts, gas.block_gas(envs.fork), requests);
     tracing::trace!(
         block = header.number,
         bal_setup_ms = setup_time.as_secs_f64() * 1e3,
         parallel_ms = parallel_time.as_secs_f64() * 1e3,
-        ordered_commit_ms = commit_time.as_secs_f64() * 1e3,
-        post_and_bundle_ms = t_post.elapsed().as_secs_f64() * 1e3,
         "parallel execution phases"
     );
-    Ok(ParallelOutcome::Executed { output, senders: recovered })
+    Ok(ParallelRun::Ran(ExecutedTransactions { state, envs, changes, gas, receipts, senders }))
+}
+
+impl<DB> ExecutedTransactions<'_, DB>
+where
+    DB: DatabaseRef,
+    DB::Error: std::fmt::Display,
+{
+    /// Commits the transactions' changes in block order (which rebuilds the whole BAL
+    /// exactly as the sequential path does) and runs the post-block stage on top.
+    pub fn commit(mut self, block: &Block, config: &ChainConfig) -> Result<BlockExecutionOutput, ExecutionError> {
+        let receipts = std::mem::take(&mut self.receipts);
+        let mut output = self.commit_without_receipts(block, config, &receipts)?;
+        output.receipts = receipts;
+        Ok(output)
+    }
+
+    /// As `commit`, but leaves the receipts with the caller (who may be hashing them
+    /// meanwhile): the returned output's `receipts` is empty.
+    pub fn commit_without_receipts(self, block: &Block, config: &ChainConfig, receipts: &[Receipt]) -> Result<BlockExecutionOutput, ExecutionError> {
+        let ExecutedTransactions { mut state, envs, changes, gas, .. } = self;
+        let t_commit = std::time::Instant::now();
+        for evm_state in changes {
+            state.bump_bal_index();
+            state.commit(evm_state);
+        }
+        let commit_time = t_commit.elapsed();
+        let t_post = std::time::Instant::now();
+        let requests = run_post_block(&mut state, &envs, block, config, receipts)?;
+        let output = finish(state, true, Vec::new(), gas.block_gas(envs.fork), requests);
+        tracing::trace!(
+            block = block.header.number,
+            ordered_commit_ms = commit_time.as_secs_f64() * 1e3,
+            post_and_bundle_ms = t_post.elapsed().as_secs_f64() * 1e3,
+            "parallel commit phases"
+        );
+        Ok(output)
+    }
 }
