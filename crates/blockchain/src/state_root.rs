@@ -25,7 +25,31 @@ fn storage_trie_value(value: &U256) -> Option<Vec<u8>> {
     (!value.is_zero()).then(|| alloy_rlp::encode(value))
 }
 
-fn account_outcome(store: &Store, change: &AccountChange) -> Result<AccountOutcome, BlockError> {
+/// Where the pre-block value of a changed slot is read from, for the change set. During
+/// import that is the block's execution cache, which already holds every slot the block
+/// wrote (execution reads a slot before writing it), so no second store lookup is needed.
+pub trait PreBlockSlots: Sync {
+    fn pre_block_slot(&self, address: &Address, slot: &U256) -> Result<U256, BlockError>;
+}
+
+impl PreBlockSlots for Store {
+    fn pre_block_slot(&self, address: &Address, slot: &U256) -> Result<U256, BlockError> {
+        Ok(self.storage(address, slot)?)
+    }
+}
+
+impl<DB> PreBlockSlots for ethrex_vm::CachingDb<DB>
+where
+    DB: revm::database_interface::DatabaseRef + Sync,
+    DB::Error: std::fmt::Display,
+{
+    fn pre_block_slot(&self, address: &Address, slot: &U256) -> Result<U256, BlockError> {
+        use revm::database_interface::DatabaseRef as _;
+        self.storage_ref(*address, *slot).map_err(|e| BlockError::Storage(e.to_string()))
+    }
+}
+
+fn account_outcome(store: &Store, pre: &impl PreBlockSlots, change: &AccountChange) -> Result<AccountOutcome, BlockError> {
     let address = change.address;
     let previous = store.account(&address)?;
     let mut outcome = AccountOutcome {
@@ -52,7 +76,7 @@ fn account_outcome(store: &Store, change: &AccountChange) -> Result<AccountOutco
     let mut updates = Vec::with_capacity(change.storage.len());
     for (slot, value) in &change.storage {
         if !wipe {
-            let before = store.storage(&address, slot)?;
+            let before = pre.pre_block_slot(&address, slot)?;
             outcome.previous_storage.push((address, *slot, before));
         } else if !outcome.wiped.iter().any(|(_, s)| s == slot) {
             // A slot the recreated account writes that the old one did not have: unwinding
@@ -81,8 +105,20 @@ pub fn compute_state_update(
     changes: &[AccountChange],
     codes: Vec<(B256, Bytes)>,
 ) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
+    compute_state_update_with(store, store, parent_root, changes, codes)
+}
+
+/// As `compute_state_update`, reading pre-block slot values from `pre` (which must hold
+/// the same state as the store's flat tables).
+pub fn compute_state_update_with(
+    store: &Store,
+    pre: &impl PreBlockSlots,
+    parent_root: B256,
+    changes: &[AccountChange],
+    codes: Vec<(B256, Bytes)>,
+) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
     let outcomes: Vec<AccountOutcome> =
-        changes.par_iter().map(|c| account_outcome(store, c)).collect::<Result<_, _>>()?;
+        changes.par_iter().map(|c| account_outcome(store, pre, c)).collect::<Result<_, _>>()?;
 
     // Sized once: these vectors run to tens of thousands of entries, and growing them by
     // doubling (fresh, page-faulting memory and a copy each time) showed up in profiles.
