@@ -6,7 +6,7 @@
 //! Nothing is written unless every check passed.
 
 use crate::error::BlockError;
-use crate::state_root::{changes_from_bal, compute_state_update};
+use crate::state_root::{changes_from_bal, compute_state_update_with};
 use crate::validation::{account_order_violation, validate_bal_form, validate_bal_hash, validate_body, validate_header_against_parent};
 use alloy_consensus::proofs::calculate_receipt_root;
 use alloy_primitives::{Address, Bloom, B256};
@@ -284,7 +284,8 @@ impl Blockchain {
                 }
                 self.options.parallel_trie.then(|| {
                     let (changes, codes) = changes_from_bal(cache, bal)?;
-                    let (root, update, change_set) = compute_state_update(&self.store, parent.state_root, &changes, codes)?;
+                    let (root, update, change_set) =
+                        compute_state_update_with(&self.store, cache, parent.state_root, &changes, codes)?;
                     Ok(BalMerkleization { changes, root, update, change_set })
                 })
             },
@@ -330,16 +331,16 @@ impl Blockchain {
     /// root is also computed from the BAL at the same time (unless disabled).
     fn execute(
         &self,
+        cache: &CachingDb<StoreDb>,
         hash: B256,
         block: &Block,
         bal: Option<&BlockAccessList>,
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
     ) -> Result<Executed, BlockError> {
-        let cache = CachingDb::new(StoreDb::new(self.store.clone(), block.header.parent_hash, parent.number));
         let mut path = self.choose_path(block, bal);
         if let (ExecutionPath::Parallel, Some(header_bal)) = (path, bal) {
-            match self.execute_parallel(&cache, hash, block, header_bal, parent, timings)? {
+            match self.execute_parallel(cache, hash, block, header_bal, parent, timings)? {
                 Some(executed) => return Ok(executed),
                 None => path = ExecutionPath::SequentialAfterBalMismatch,
             }
@@ -350,9 +351,9 @@ impl Blockchain {
         let senders = ethrex_vm::recover_senders(&block.body.transactions, self.options.parallel)?;
         timings.recover = t.elapsed();
         let t = Instant::now();
-        let output = execute_block_sequential(&cache, block, &senders, &self.config, bal.is_some())?;
+        let output = execute_block_sequential(cache, block, &senders, &self.config, bal.is_some())?;
         timings.exec += t.elapsed();
-        record_cache_stats(&cache);
+        record_cache_stats(cache);
         Ok(Executed { senders, output, path, receipts: None, from_bal: None })
     }
 
@@ -409,8 +410,10 @@ impl Blockchain {
             content_checks()?;
             return Err(form_error);
         }
+        // The parent's state as every stage of this block reads it.
+        let cache = CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
         let (checked, executed) =
-            rayon::join(content_checks, || self.execute(hash, &block, bal.as_ref(), &parent, &mut timings));
+            rayon::join(content_checks, || self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings));
         checked?;
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed?;
         let block = RecoveredBlock { hash, block, senders, bal };
@@ -431,7 +434,8 @@ impl Blockchain {
         let (state_root, prepared) = match from_bal.filter(|_| root_from_bal) {
             Some(m) => (m.root, m.prepared),
             None => {
-                let (root, state, change_set) = compute_state_update(&self.store, parent.state_root, &accounts, codes)?;
+                let (root, state, change_set) =
+                    compute_state_update_with(&self.store, &cache, parent.state_root, &accounts, codes)?;
                 let commit = BlockCommit { hash, block: &block.block, bal: block.bal.as_ref(), receipts: &receipts, state, change_set };
                 (root, Store::prepare_block(commit))
             }
