@@ -214,19 +214,21 @@ impl Store {
         {
             let _exclusive = self.flat.fill_lock.write();
             self.overlay.push(pending.clone());
-            let ops = &pending.batch.ops;
+            // Only the flat tables are cached here (trie nodes enter their cache on the
+            // persister thread); the batch's index lists their keys without a scan of
+            // the thousands of trie-node ops.
             rayon::join(
                 || {
-                    for (table, key, value) in ops {
-                        if let (Table::Accounts, FlatKey::Account(address)) = (table, flat_key(key)) {
-                            self.flat.accounts.insert(address, value.clone());
+                    for (key, value) in pending.table_ops(Table::Accounts) {
+                        if let FlatKey::Account(address) = flat_key(key) {
+                            self.flat.accounts.insert(address, value.cloned());
                         }
                     }
                 },
                 || {
-                    for (table, key, value) in ops {
-                        if let (Table::Storage, FlatKey::Slot(address, slot)) = (table, flat_key(key)) {
-                            let v = value.as_deref().and_then(U256::try_from_be_slice).unwrap_or_default();
+                    for (key, value) in pending.table_ops(Table::Storage) {
+                        if let FlatKey::Slot(address, slot) = flat_key(key) {
+                            let v = value.and_then(|v| U256::try_from_be_slice(v)).unwrap_or_default();
                             self.flat.storage.insert((address, slot), v);
                         }
                     }
