@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
 ETHREX="$CARGO_TARGET_DIR/release/ethrex"
 OUT="${STRESS_DIR:-out/stress}"
-[ -x "$ETHREX" ] || cargo build --release --locked -p ethrex
+# Always ask cargo: it rebuilds only what changed, and a stale binary would bench old code.
+cargo build --release --locked -p ethrex
 if [ ! -f "$OUT/stress.rlp" ]; then
     "$ETHREX" fixture stress --out "$OUT"
 fi
