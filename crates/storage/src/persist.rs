@@ -71,6 +71,12 @@ impl PendingBatch {
         self.index[table.index()].iter().map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
     }
 
+    /// As `table_ops`, on the rayon pool.
+    pub(crate) fn par_table_ops(&self, table: Table) -> impl rayon::iter::ParallelIterator<Item = (&[u8], Option<&Vec<u8>>)> {
+        use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
+        self.index[table.index()].par_iter().map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
+    }
+
     /// `Some(None)`: the batch deletes the key; `None`: the batch does not touch it.
     fn get(&self, table: Table, key: &[u8]) -> Option<Option<&[u8]>> {
         let pos = *self.index[table.index()].get(key)?;

@@ -217,6 +217,7 @@ impl Store {
             // Only the flat tables are cached here (trie nodes enter their cache on the
             // persister thread); the batch's index lists their keys without a scan of
             // the thousands of trie-node ops.
+            // Slots far outnumber accounts, so the slots are spread over the pool too.
             rayon::join(
                 || {
                     for (key, value) in pending.table_ops(Table::Accounts) {
@@ -226,12 +227,13 @@ impl Store {
                     }
                 },
                 || {
-                    for (key, value) in pending.table_ops(Table::Storage) {
+                    use rayon::iter::ParallelIterator;
+                    pending.par_table_ops(Table::Storage).for_each(|(key, value)| {
                         if let FlatKey::Slot(address, slot) = flat_key(key) {
                             let v = value.and_then(|v| U256::try_from_be_slice(v)).unwrap_or_default();
                             self.flat.storage.insert((address, slot), v);
                         }
-                    }
+                    })
                 },
             );
         }
