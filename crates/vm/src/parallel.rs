@@ -104,7 +104,7 @@ where
                 .map(|partial| writes_by_index(&partial, bal_index + 1).swap_remove(bal_index))
                 .unwrap_or_default();
             let bal_mismatch = diff_writes(bal_index, header_writes, &produced);
-            let gas = r.result.gas().clone();
+            let gas = *r.result.gas();
             let success = r.result.is_success();
             let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
             TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch }
@@ -156,11 +156,17 @@ pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
     envs: BlockEnvs,
     changes: Vec<EvmState>,
     gas: GasCounter,
+    /// In block order, cumulative gas set. A caller that takes them out (to hash them
+    /// beside the commit) hands them back through `commit_without_receipts`.
     pub receipts: Vec<Receipt>,
+    /// Recovered in the workers, in block order.
     pub senders: Vec<Address>,
 }
 
 /// What the transaction phase of the parallel path concluded.
+// Returned once per block and unpacked at once: boxing the large variant would only add
+// an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum ParallelRun<'a, DB: DatabaseRef> {
     Ran(ExecutedTransactions<'a, DB>),
     /// As `ParallelOutcome::BalMismatch`.
