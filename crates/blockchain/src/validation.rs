@@ -113,19 +113,6 @@ pub fn account_order_violation(bal: &BlockAccessList) -> Option<String> {
     })
 }
 
-/// EIP-7928 checks on the BAL as received: it hashes to the header's commitment, every
-/// entry inside an account is canonical (slots ordered and unique, indices ordered and
-/// within the block) and the list is within the size cap.
-///
-/// The order of the account list itself is judged after execution (see
-/// `validate_execution_output`): a list naming an account execution never touches is an
-/// invalid BAL, while a list naming exactly the touched accounts in the wrong order or
-/// twice is a malformed one. That is how the reference tests classify the two.
-pub fn validate_bal_shape(header: &Header, bal: &BlockAccessList, tx_count: usize) -> Result<(), BlockError> {
-    validate_bal_hash(header, bal)?;
-    validate_bal_form(header, bal, tx_count)
-}
-
 /// The BAL is the one the header commits to.
 pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), BlockError> {
     let expected = header.block_access_list_hash.ok_or(BlockError::HeaderFieldMismatch("blockAccessListHash"))?;
@@ -136,7 +123,14 @@ pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), B
     Ok(())
 }
 
-/// The BAL's size cap and canonical form: what execution relies on before using it.
+/// The BAL's size cap and canonical form (every entry inside an account canonical: slots
+/// ordered and unique, indices ordered and within the block): what execution relies on
+/// before using it.
+///
+/// The order of the account list itself is judged after execution (see
+/// `validate_execution_output`): a list naming an account execution never touches is an
+/// invalid BAL, while a list naming exactly the touched accounts in the wrong order or
+/// twice is a malformed one. That is how the reference tests classify the two.
 pub fn validate_bal_form(header: &Header, bal: &BlockAccessList, tx_count: usize) -> Result<(), BlockError> {
     let items = alloy_eips::eip7928::total_bal_items(bal);
     if items.saturating_mul(ITEM_COST as u64) > header.gas_limit {
