@@ -216,18 +216,17 @@ impl Store {
             self.overlay.push(pending.clone());
             // Only the flat tables are cached here (trie nodes enter their cache on the
             // persister thread); the batch's index lists their keys without a scan of
-            // the thousands of trie-node ops.
-            // Slots far outnumber accounts, so the slots are spread over the pool too.
+            // the thousands of trie-node ops, and the updates are spread over the pool.
+            use rayon::iter::ParallelIterator;
             rayon::join(
                 || {
-                    for (key, value) in pending.table_ops(Table::Accounts) {
+                    pending.par_table_ops(Table::Accounts).for_each(|(key, value)| {
                         if let FlatKey::Account(address) = flat_key(key) {
                             self.flat.accounts.insert(address, value.cloned());
                         }
-                    }
+                    })
                 },
                 || {
-                    use rayon::iter::ParallelIterator;
                     pending.par_table_ops(Table::Storage).for_each(|(key, value)| {
                         if let FlatKey::Slot(address, slot) = flat_key(key) {
                             let v = value.and_then(|v| U256::try_from_be_slice(v)).unwrap_or_default();
