@@ -187,8 +187,8 @@ where
 {
     match run_transactions_parallel(db, block, config, bal)? {
         ParallelRun::BalMismatch { reason } => Ok(ParallelOutcome::BalMismatch { reason }),
-        ParallelRun::Ran(executed) => {
-            let senders = executed.senders.clone();
+        ParallelRun::Ran(mut executed) => {
+            let senders = std::mem::take(&mut executed.senders);
             let output = executed.commit(block, config)?;
             Ok(ParallelOutcome::Executed { output, senders })
         }
