@@ -132,28 +132,6 @@ pub(crate) struct Persister {
     shared: Arc<Shared>,
 }
 
-/// Niceness of the background writer: the lowest, like RocksDB's own background threads
-/// (see `rocksdb.rs`). A block's import is latency-critical and its threads keep normal
-/// priority; the writer only needs to keep up on average, and when it falls behind the
-/// bounded queue makes the import wait for it, which hands it the CPU.
-const BACKGROUND_NICE: libc::c_int = 19;
-
-/// Lowers the CPU priority of the calling thread (Linux threads have their own nice
-/// value). Best effort: on failure the thread keeps running at normal priority.
-fn lower_this_threads_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: plain syscalls on the calling thread's own id.
-        let result = unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::setpriority(libc::PRIO_PROCESS, tid, BACKGROUND_NICE)
-        };
-        if result != 0 {
-            tracing::debug!(error = %std::io::Error::last_os_error(), "could not lower the persister's priority");
-        }
-    }
-}
-
 impl Persister {
     /// `on_written` runs on the persister thread after each batch is on the backend and
     /// out of the overlay (the store moves immutable data into its caches there).
@@ -168,7 +146,6 @@ impl Persister {
         let thread = std::thread::Builder::new()
             .name("ethrex-persist".into())
             .spawn(move || {
-                lower_this_threads_priority();
                 for pending in receiver {
                     if thread_shared.progress.lock().failure.is_some() {
                         // Writing later batches over a missing one would break the

@@ -20,13 +20,6 @@ impl RocksBackend {
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
         opts.increase_parallelism(2);
-        // Flushes and compactions are background work: at the lowest CPU priority they
-        // yield the cores to block import, which is what a node is judged by (the
-        // persister thread that feeds them is lowered the same way).
-        let mut env = rocksdb::Env::new().map_err(err)?;
-        env.lower_thread_pool_cpu_priority();
-        env.lower_high_priority_thread_pool_cpu_priority();
-        opts.set_env(&env);
         let cfs = Table::ALL.iter().map(|t| {
             let mut cf = Options::default();
             // Trie nodes and accounts are read by point lookups only: bloom filters pay.
