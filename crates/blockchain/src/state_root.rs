@@ -21,6 +21,9 @@ struct AccountOutcome {
     nodes: Vec<(B256, Vec<u8>)>,
 }
 
+/// Deployed code and its hash.
+type NewCode = (B256, Bytes);
+
 fn storage_trie_value(value: &U256) -> Option<Vec<u8>> {
     (!value.is_zero()).then(|| alloy_rlp::encode(value))
 }
@@ -140,7 +143,7 @@ pub fn compute_state_update_with(
     change_set.storage.reserve_exact(previous_count);
     let mut account_updates = Vec::with_capacity(outcomes.len());
     for o in outcomes {
-        account_updates.push((keccak256(o.address), o.new.map(|a| alloy_rlp::encode(a))));
+        account_updates.push((keccak256(o.address), o.new.map(alloy_rlp::encode)));
         change_set.accounts.push((o.address, o.previous));
         change_set.storage.extend(o.previous_storage);
         update.accounts.push((o.address, o.new));
@@ -158,13 +161,13 @@ pub fn compute_state_update_with(
 /// pre-block value and accounts left as they were are dropped, and accounts left empty
 /// are deleted (EIP-161). Reads of the pre-block state go through `db` (the warmed
 /// cache); an account whose nonce, balance and code the BAL all rewrites is not read.
-pub fn changes_from_bal<DB>(db: &DB, bal: &ethrex_common::BlockAccessList) -> Result<(Vec<AccountChange>, Vec<(B256, Bytes)>), BlockError>
+pub fn changes_from_bal<DB>(db: &DB, bal: &ethrex_common::BlockAccessList) -> Result<(Vec<AccountChange>, Vec<NewCode>), BlockError>
 where
     DB: revm::database_interface::DatabaseRef + Sync,
     DB::Error: std::fmt::Display,
 {
     let db_err = |e: DB::Error| BlockError::Storage(e.to_string());
-    let per_account: Vec<(Option<AccountChange>, Vec<(B256, Bytes)>)> = bal
+    let per_account: Vec<(Option<AccountChange>, Vec<NewCode>)> = bal
         .par_iter()
         .filter(|a| !a.balance_changes.is_empty() || !a.nonce_changes.is_empty() || !a.code_changes.is_empty() || !a.storage_changes.is_empty())
         .map(|a| {

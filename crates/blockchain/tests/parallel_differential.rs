@@ -605,7 +605,7 @@ fn small_block() -> (ChainGenerator, BlockWithBal) {
     (g, block)
 }
 
-fn account_mut<'a>(bal: &'a mut BlockAccessList, address: Address) -> &'a mut AccountChanges {
+fn account_mut(bal: &mut BlockAccessList, address: Address) -> &mut AccountChanges {
     bal.iter_mut().find(|a| a.address == address).unwrap_or_else(|| panic!("{address} not in the BAL"))
 }
 

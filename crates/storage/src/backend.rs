@@ -101,10 +101,13 @@ impl WriteBatch {
     }
 }
 
+/// Key/value pairs in key order, as a prefix scan returns them.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 pub trait KvBackend: Send + Sync + 'static {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
     /// All entries whose key starts with `prefix`, in key order.
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError>;
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError>;
     /// Applies the whole batch atomically and durably enough to survive a process kill.
     /// Borrowed, so the caller can keep the values (e.g. for its caches) without a copy.
     fn write(&self, batch: &WriteBatch) -> Result<(), StoreError>;

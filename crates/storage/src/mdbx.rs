@@ -52,7 +52,7 @@ impl KvBackend for MdbxBackend {
         txn.get::<Vec<u8>>(&t, key).map_err(err)
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
         let txn = self.db.begin_ro_txn().map_err(err)?;
         let t = txn.open_table(Some(table.name())).map_err(err)?;
         let mut cursor = txn.cursor(&t).map_err(err)?;

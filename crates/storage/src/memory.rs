@@ -29,7 +29,7 @@ impl KvBackend for MemoryBackend {
         Ok(self.tables.read()[table.index()].get(key).cloned())
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
         let tables = self.tables.read();
         Ok(tables[table.index()]
             .range(prefix.to_vec()..)

@@ -232,8 +232,8 @@ pub(crate) fn merge_scan(
     snapshot: &[Arc<PendingBatch>],
     table: Table,
     prefix: &[u8],
-    base: Vec<(Vec<u8>, Vec<u8>)>,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
+    base: crate::backend::Entries,
+) -> crate::backend::Entries {
     if snapshot.is_empty() {
         return base;
     }

@@ -44,7 +44,7 @@ impl KvBackend for RocksBackend {
         self.db.get_cf(self.cf(table)?, key).map_err(err)
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
         let mut out = Vec::new();
         for item in self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward)) {
             let (k, v) = item.map_err(err)?;

@@ -257,7 +257,7 @@ impl Store {
         }
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
         let pending = self.overlay.snapshot();
         let base = self.backend.scan_prefix(table, prefix)?;
         Ok(crate::persist::merge_scan(&pending, table, prefix, base))

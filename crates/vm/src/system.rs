@@ -19,7 +19,7 @@ const CONSOLIDATION_REQUEST_TYPE: u8 = 0x02;
 
 /// Reads one `bytes` field of the ABI-encoded DepositEvent, checking the offset and
 /// length the deposit contract always produces (EIP-6110 requires the exact layout).
-fn deposit_field<'a>(data: &'a [u8], head_slot: usize, expected_offset: usize, len: usize) -> Result<&'a [u8], ExecutionError> {
+fn deposit_field(data: &[u8], head_slot: usize, expected_offset: usize, len: usize) -> Result<&[u8], ExecutionError> {
     let word = |at: usize| -> Result<usize, ExecutionError> {
         let w = data.get(at..at + 32).ok_or_else(|| ExecutionError::InvalidDepositLayout("truncated".into()))?;
         if w[..24].iter().any(|b| *b != 0) {

@@ -81,7 +81,7 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
             parent.base_fee_per_gas.unwrap_or_default(),
         );
         let txs = workload.next_block(number, base_fee, params.calc_blob_fee(excess));
-        let limits: Vec<u64> = txs.iter().map(|t| alloy_consensus::Transaction::gas_limit(t)).collect();
+        let limits: Vec<u64> = txs.iter().map(alloy_consensus::Transaction::gas_limit).collect();
         assert!(limits.iter().sum::<u64>() <= GAS_LIMIT, "block {number}: gas limits exceed the block's");
         let kinds = workload.last_block_kinds().to_vec();
         let attributes = PayloadAttributes {

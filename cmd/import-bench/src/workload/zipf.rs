@@ -53,6 +53,10 @@ impl Zipf {
         self.cumulative.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.cumulative.is_empty()
+    }
+
     /// A 0-based rank: 0 is the most popular.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
         let total = *self.cumulative.last().expect("non-empty");

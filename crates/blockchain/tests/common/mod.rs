@@ -983,11 +983,14 @@ pub fn generate_chain(seed: u64, blocks: usize) -> GeneratedChain {
 // Snapshots and comparisons.
 // ------------------------------------------------------------------------------------
 
+/// One account as the snapshot sees it: record, slots, code.
+pub type AccountSnapshot = (Address, AccountState, Vec<(U256, U256)>, Option<Bytes>);
+
 /// The whole flat state of a store: every account with its storage and code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateSnapshot {
     pub head: Option<B256>,
-    pub accounts: Vec<(Address, AccountState, Vec<(U256, U256)>, Option<Bytes>)>,
+    pub accounts: Vec<AccountSnapshot>,
 }
 
 pub fn snapshot(store: &Store) -> StateSnapshot {
