@@ -4,12 +4,12 @@
 //! building.
 
 use crate::error::BlockError;
-use crate::import::{recover_senders, Blockchain};
+use crate::import::{recover_senders, Blockchain, ReceiptsCommitment};
 use crate::state_root::compute_state_update;
-use alloy_consensus::proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root};
+use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
-use alloy_primitives::{Address, Bloom, Bytes, B256};
+use alloy_primitives::{Address, Bytes, B256};
 use ethrex_common::{
     compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock, Transaction, Withdrawal,
 };
@@ -68,8 +68,9 @@ impl Blockchain {
 
         let header = &mut recovered.block.header;
         header.gas_used = output.gas_used;
-        header.receipts_root = calculate_receipt_root(&output.receipts);
-        header.logs_bloom = output.receipts.iter().fold(Bloom::ZERO, |acc, r| acc | *r.logs_bloom());
+        let receipts = ReceiptsCommitment::of(&output.receipts);
+        header.receipts_root = receipts.root;
+        header.logs_bloom = receipts.bloom;
         header.requests_hash = output.requests.as_ref().map(|r| r.requests_hash());
         header.block_access_list_hash = output.bal.as_deref().map(compute_block_access_list_hash);
         let (state_root, _, _) = compute_state_update(&self.store, parent.state_root, &output.accounts, output.codes)?;
