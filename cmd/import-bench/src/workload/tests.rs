@@ -4,12 +4,11 @@
 
 use super::contracts::*;
 use super::*;
-use alloy_consensus::{Header, EMPTY_OMMER_ROOT_HASH};
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{Address, B256};
-use ethrex_blockchain::genesis::{alloc_state_root, init_genesis};
+use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis};
 use ethrex_blockchain::{Blockchain, PayloadAttributes};
-use ethrex_common::{ChainConfig, EMPTY_ROOT_HASH};
+use ethrex_common::ChainConfig;
 use ethrex_storage::Store;
 
 const CHAIN_ID: u64 = 1337;
@@ -17,28 +16,6 @@ const GAS_LIMIT: u64 = 100_000_000;
 
 fn config(seed: u64, fork: Fork) -> WorkloadConfig {
     WorkloadConfig { seed, fork, chain_id: CHAIN_ID, gas_limit: GAS_LIMIT, min_txs: 200, max_txs: 500 }
-}
-
-fn genesis_header(fork: Fork, state_root: B256) -> Header {
-    let amsterdam = fork >= Fork::Amsterdam;
-    Header {
-        state_root,
-        gas_limit: GAS_LIMIT,
-        base_fee_per_gas: Some(1_000_000_000),
-        withdrawals_root: Some(EMPTY_ROOT_HASH),
-        blob_gas_used: Some(0),
-        excess_blob_gas: Some(0),
-        parent_beacon_block_root: Some(B256::ZERO),
-        requests_hash: Some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
-        block_access_list_hash: amsterdam.then_some(ethrex_common::EMPTY_BAL_HASH),
-        slot_number: amsterdam.then_some(0),
-        number: 0,
-        timestamp: 0,
-        ommers_hash: EMPTY_OMMER_ROOT_HASH,
-        transactions_root: EMPTY_ROOT_HASH,
-        receipts_root: EMPTY_ROOT_HASH,
-        ..Default::default()
-    }
 }
 
 #[derive(Default)]
@@ -63,7 +40,7 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
     alloc.extend(system_contracts());
     let store = Store::in_memory();
     let chain_config = ChainConfig::all_forks_at_genesis(CHAIN_ID, fork);
-    let header = genesis_header(fork, alloc_state_root(&alloc).expect("state root"));
+    let header = genesis_header_at(&chain_config, GAS_LIMIT, 1_000_000_000, alloc_state_root(&alloc).expect("state root"));
     init_genesis(&store, header, &alloc).expect("genesis");
     let chain = Blockchain::new(store.clone(), chain_config.clone());
 
