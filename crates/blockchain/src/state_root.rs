@@ -106,7 +106,7 @@ pub fn compute_state_update(
     store: &Store,
     parent_root: B256,
     changes: &[AccountChange],
-    codes: Vec<(B256, Bytes)>,
+    codes: Vec<NewCode>,
 ) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
     compute_state_update_with(store, store, parent_root, changes, codes)
 }
@@ -118,7 +118,7 @@ pub fn compute_state_update_with(
     pre: &impl PreBlockSlots,
     parent_root: B256,
     changes: &[AccountChange],
-    codes: Vec<(B256, Bytes)>,
+    codes: Vec<NewCode>,
 ) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
     let outcomes: Vec<AccountOutcome> =
         changes.par_iter().map(|c| account_outcome(store, pre, c)).collect::<Result<_, _>>()?;
@@ -172,7 +172,7 @@ where
         .filter(|a| !a.balance_changes.is_empty() || !a.nonce_changes.is_empty() || !a.code_changes.is_empty() || !a.storage_changes.is_empty())
         .map(|a| {
             let address = a.address;
-            let codes: Vec<(B256, Bytes)> = a.code_changes.iter().map(|c| (keccak256(&c.new_code), c.new_code.clone())).collect();
+            let codes: Vec<NewCode> = a.code_changes.iter().map(|c| (keccak256(&c.new_code), c.new_code.clone())).collect();
             let covers_all = !a.balance_changes.is_empty() && !a.nonce_changes.is_empty() && !a.code_changes.is_empty();
             let pre = if covers_all { None } else { db.basic_ref(address).map_err(db_err)? };
             let pre_info = pre.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
