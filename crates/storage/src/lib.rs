@@ -9,6 +9,7 @@ pub mod backend;
 pub mod changeset;
 pub mod mdbx;
 pub mod memory;
+mod node_cache;
 pub mod persist;
 pub mod rocksdb;
 pub mod store;

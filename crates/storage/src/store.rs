@@ -3,6 +3,7 @@
 use crate::backend::{KvBackend, Table, WriteBatch};
 use crate::changeset::ChangeSet;
 use crate::memory::MemoryBackend;
+use crate::node_cache::{node_cache, NodeCache};
 use crate::persist::{Overlay, PendingBatch, Persister};
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
@@ -61,11 +62,8 @@ pub struct BlockCommit<'a> {
     pub change_set: ChangeSet,
 }
 
-/// Trie nodes kept in memory across blocks. Nodes are addressed by their hash, so a cached
-/// node can never be stale: the cache needs no invalidation, only a size bound.
+/// Trie nodes kept in memory across blocks (see `node_cache`).
 const NODE_CACHE_ENTRIES: usize = 1 << 20;
-
-type NodeCache = quick_cache::sync::Cache<B256, Arc<Vec<u8>>>;
 
 /// Flat state of the head kept in memory across blocks. Unlike trie nodes these entries
 /// change, so every write of the flat tables goes through `Store::write`, which updates
@@ -153,7 +151,7 @@ impl Store {
     }
 
     pub fn with_cache_sizes(backend: Arc<dyn KvBackend>, sizes: CacheSizes) -> Self {
-        let nodes = Arc::new(NodeCache::new(sizes.trie_nodes));
+        let nodes = Arc::new(node_cache(sizes.trie_nodes));
         let overlay = Arc::new(Overlay::default());
         let persister_nodes = nodes.clone();
         let persister = Persister::start(backend.clone(), overlay.clone(), move |written| {
@@ -165,7 +163,7 @@ impl Store {
             };
             for (table, key, value) in batch.ops {
                 if let (Table::TrieNodes, FlatKey::Node(hash), Some(node)) = (table, flat_key(&key), value) {
-                    persister_nodes.insert(hash, Arc::new(node));
+                    persister_nodes.insert(hash, Arc::from(node));
                 }
             }
         });
@@ -528,7 +526,7 @@ impl NodeReader for Store {
         let Some(node) = self.get(Table::TrieNodes, hash.as_slice())? else {
             return Ok(None);
         };
-        let node = Arc::new(node);
+        let node: ethrex_trie::NodeRlp = Arc::from(node);
         self.nodes.insert(*hash, node.clone());
         Ok(Some(node))
     }

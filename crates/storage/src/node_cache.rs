@@ -1,0 +1,89 @@
+//! The in-memory cache of trie nodes.
+//!
+//! Every merkleization reads thousands of nodes through it, nearly all hits on memory
+//! that is cold in the CPU caches, so what a hit costs is the number of dependent memory
+//! loads on its way: the shard's table, the entry, the node bytes. Two choices keep that
+//! short: values are `Arc<[u8]>` (the bytes sit right after the reference counts, where
+//! `Arc<Vec<u8>>` adds a hop to a separate buffer), and keys are not re-hashed, since a
+//! node's key is its keccak hash and already uniformly distributed.
+
+use alloy_primitives::B256;
+use ethrex_trie::NodeRlp;
+use std::hash::{BuildHasher, Hasher};
+
+/// Nodes are addressed by their hash, so a cached node can never be stale: the cache
+/// needs no invalidation, only a size bound.
+pub(crate) type NodeCache = quick_cache::sync::Cache<B256, NodeRlp, quick_cache::UnitWeighter, UniformKeys>;
+
+pub(crate) fn node_cache(entries: usize) -> NodeCache {
+    NodeCache::with(entries, entries as u64, quick_cache::UnitWeighter, UniformKeys, Default::default())
+}
+
+/// Hashes keys that are already uniformly random (keccak outputs) by folding their bytes
+/// together, instead of running a general-purpose hash over them.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct UniformKeys;
+
+impl BuildHasher for UniformKeys {
+    type Hasher = FoldedBytes;
+    fn build_hasher(&self) -> FoldedBytes {
+        FoldedBytes(0)
+    }
+}
+
+pub(crate) struct FoldedBytes(u64);
+
+impl Hasher for FoldedBytes {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.0 ^= u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
+        }
+        for (i, byte) in words.remainder().iter().enumerate() {
+            self.0 ^= (*byte as u64) << (8 * i);
+        }
+    }
+
+    /// The length prefix of a fixed-size key carries no information.
+    fn write_usize(&mut self, _: usize) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_primitives::keccak256;
+    use std::sync::Arc;
+
+    #[test]
+    fn hashes_spread_over_shards_and_buckets() {
+        // quick_cache picks the shard from the middle bits and hashbrown the bucket from
+        // the low bits and the tag from the top 7: all of them must vary with the key.
+        let hashes: Vec<u64> = (0u64..4096).map(|i| UniformKeys.hash_one(keccak256(i.to_le_bytes()))).collect();
+        let distinct = |bits: fn(u64) -> u64| hashes.iter().map(|h| bits(*h)).collect::<std::collections::HashSet<_>>().len();
+        assert_eq!(distinct(|h| h & 0xff), 256, "low byte");
+        assert_eq!(distinct(|h| (h >> 32) & 0xff), 256, "middle byte");
+        assert_eq!(distinct(|h| h >> 57), 128, "top 7 bits");
+    }
+
+    #[test]
+    fn cache_returns_what_was_inserted_and_stays_bounded() {
+        let cache = node_cache(1000);
+        let keys: Vec<B256> = (0u64..5000).map(|i| keccak256(i.to_be_bytes())).collect();
+        for (i, key) in keys.iter().enumerate() {
+            cache.insert(*key, Arc::from(vec![i as u8; 40]));
+        }
+        assert!(cache.len() <= 1100, "{} entries for a bound of 1000", cache.len());
+        let mut hits = 0;
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(node) = cache.get(key) {
+                assert_eq!(&node[..], &[i as u8; 40][..]);
+                hits += 1;
+            }
+        }
+        assert!(hits >= 500, "only {hits} of the last nodes still cached");
+    }
+}
