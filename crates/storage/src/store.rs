@@ -70,14 +70,31 @@ const NODE_CACHE_ENTRIES: usize = 1 << 20;
 /// the caches when it accepts the batch.
 const ACCOUNT_CACHE_ENTRIES: usize = 1 << 19;
 const STORAGE_CACHE_ENTRIES: usize = 1 << 21;
+/// Contract code: up to 64 MiB, sized for a few thousand contracts.
+const CODE_CACHE_BYTES: u64 = 64 << 20;
+const CODE_CACHE_ENTRIES: usize = 4096;
 
 struct FlatCache {
     /// Misses fill the cache under the read side, writes apply under the write side, so a
     /// reader can never put back a value a concurrent write has just replaced.
     fill_lock: parking_lot::RwLock<()>,
-    /// Raw account records; `None`: the account does not exist.
-    accounts: quick_cache::sync::Cache<Address, Option<Vec<u8>>>,
+    /// Decoded account records (a hit costs no allocation or decode); `None`: the account
+    /// does not exist.
+    accounts: quick_cache::sync::Cache<Address, Option<AccountState>>,
     storage: quick_cache::sync::Cache<(Address, U256), U256>,
+    /// Contract code by hash. Code never changes under its hash, so entries are never
+    /// stale and need no lock: every block reads the same few hot contracts again.
+    code: quick_cache::sync::Cache<B256, Bytes, CodeWeighter>,
+}
+
+/// Weighs code by its length, so the code cache is bounded in bytes.
+#[derive(Clone)]
+struct CodeWeighter;
+
+impl quick_cache::Weighter<B256, Bytes> for CodeWeighter {
+    fn weight(&self, _: &B256, code: &Bytes) -> u64 {
+        code.len().max(1) as u64
+    }
 }
 
 /// Reads see, in order: the caches, the batches still waiting for the disk (`Overlay`),
@@ -174,6 +191,7 @@ impl Store {
                 fill_lock: parking_lot::RwLock::new(()),
                 accounts: quick_cache::sync::Cache::new(sizes.accounts),
                 storage: quick_cache::sync::Cache::new(sizes.storage),
+                code: quick_cache::sync::Cache::with_weighter(CODE_CACHE_ENTRIES, CODE_CACHE_BYTES, CodeWeighter),
             }),
             overlay,
             persister: Arc::new(persister),
@@ -220,7 +238,13 @@ impl Store {
                 || {
                     pending.par_table_ops(Table::Accounts).for_each(|(key, value)| {
                         if let FlatKey::Account(address) = flat_key(key) {
-                            self.flat.accounts.insert(address, value.cloned());
+                            match value.map(|v| decode::<AccountState>(Table::Accounts, v)).transpose() {
+                                Ok(account) => self.flat.accounts.insert(address, account),
+                                // Left to a read through the overlay, which reports it.
+                                Err(_) => {
+                                    self.flat.accounts.remove(&address);
+                                }
+                            }
                         }
                     })
                 },
@@ -337,16 +361,16 @@ impl Store {
     // ---- state of the head block ----
 
     pub fn account(&self, address: &Address) -> Result<Option<AccountState>, StoreError> {
-        let raw = match self.flat.accounts.get(address) {
-            Some(raw) => raw,
-            None => {
-                let _fill = self.flat.fill_lock.read();
-                let raw = self.get(Table::Accounts, address.as_slice())?;
-                self.flat.accounts.insert(*address, raw.clone());
-                raw
-            }
-        };
-        raw.map(|b| decode(Table::Accounts, &b)).transpose()
+        if let Some(account) = self.flat.accounts.get(address) {
+            return Ok(account);
+        }
+        let _fill = self.flat.fill_lock.read();
+        let account = self
+            .get(Table::Accounts, address.as_slice())?
+            .map(|b| decode::<AccountState>(Table::Accounts, &b))
+            .transpose()?;
+        self.flat.accounts.insert(*address, account);
+        Ok(account)
     }
 
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreError> {
@@ -381,7 +405,14 @@ impl Store {
     }
 
     pub fn code(&self, code_hash: &B256) -> Result<Option<Bytes>, StoreError> {
-        Ok(self.get(Table::Code, code_hash.as_slice())?.map(Bytes::from))
+        if let Some(code) = self.flat.code.get(code_hash) {
+            return Ok(Some(code));
+        }
+        let code = self.get(Table::Code, code_hash.as_slice())?.map(Bytes::from);
+        if let Some(code) = &code {
+            self.flat.code.insert(*code_hash, code.clone());
+        }
+        Ok(code)
     }
 
     /// Every account of the flat state (export, tests; walks the whole table).

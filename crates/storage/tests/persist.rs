@@ -144,3 +144,36 @@ fn commits_wait_when_the_disk_falls_behind() {
     assert_eq!(entries(&store).len(), MAX_PENDING_BATCHES + 10);
     assert_eq!(backend.writes.load(Ordering::SeqCst), MAX_PENDING_BATCHES + 10);
 }
+
+#[test]
+fn cached_accounts_and_code_follow_writes() {
+    use ethrex_common::AccountState;
+    let backend = Arc::new(TestBackend::default());
+    let store = Store::new(backend.clone());
+    let (a, b) = (Address::repeat_byte(1), Address::repeat_byte(2));
+    let account = |balance: u64| AccountState { balance: U256::from(balance), ..Default::default() };
+    let mut first = WriteBatch::new();
+    first.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(1)));
+    first.put(Table::Accounts, b.to_vec(), alloy_rlp::encode(account(2)));
+    let code_hash = B256::repeat_byte(0xc0);
+    first.put(Table::Code, code_hash.to_vec(), vec![0x60, 0x00]);
+    store.write(first).unwrap();
+    // First reads fill the caches; the second ones are served from them.
+    for _ in 0..2 {
+        assert_eq!(store.account(&a).unwrap(), Some(account(1)));
+        assert_eq!(store.account(&b).unwrap(), Some(account(2)));
+        assert_eq!(store.code(&code_hash).unwrap().map(|c| c.to_vec()), Some(vec![0x60, 0x00]));
+    }
+    let mut second = WriteBatch::new();
+    second.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(3)));
+    second.delete(Table::Accounts, b.to_vec());
+    store.write(second).unwrap();
+    assert_eq!(store.account(&a).unwrap(), Some(account(3)));
+    assert_eq!(store.account(&b).unwrap(), None);
+    // A record that does not decode is reported, never answered with the cached value.
+    let mut corrupt = WriteBatch::new();
+    corrupt.put(Table::Accounts, a.to_vec(), vec![0xff, 0x01]);
+    store.write(corrupt).unwrap();
+    assert!(matches!(store.account(&a), Err(StoreError::Corrupt { .. })), "{:?}", store.account(&a));
+    store.flush().unwrap();
+}

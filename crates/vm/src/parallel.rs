@@ -19,7 +19,7 @@
 //! state; the caller must then let the sequential path decide the verdict
 //! (`ParallelOutcome::BalMismatch`).
 
-use crate::bal_index::{diff_writes, writes_by_index, IndexWrites};
+use crate::bal_index::{diff_writes, writes_at_index, writes_by_index, IndexWrites};
 use crate::env::tx_env;
 use crate::error::ExecutionError;
 use crate::output::BlockExecutionOutput;
@@ -101,7 +101,7 @@ where
             state.bal_state.commit(&r.state);
             let produced = state
                 .take_built_alloy_bal()
-                .map(|partial| writes_by_index(&partial, bal_index + 1).swap_remove(bal_index))
+                .map(|partial| writes_at_index(&partial, bal_index as u64))
                 .unwrap_or_default();
             let bal_mismatch = diff_writes(bal_index, header_writes, &produced);
             let gas = *r.result.gas();
@@ -240,7 +240,7 @@ where
         .bal_state
         .bal_builder
         .clone()
-        .map(|b| writes_by_index(&b.into_alloy_bal(), 1).swap_remove(0))
+        .map(|b| writes_at_index(&b.into_alloy_bal(), 0))
         .unwrap_or_default();
     if let Some(reason) = diff_writes(0, &header_writes[0], &pre_block_writes) {
         return Ok(ParallelRun::BalMismatch { reason });
