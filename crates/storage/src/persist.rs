@@ -66,15 +66,13 @@ impl PendingBatch {
         Self { batch: ops, index }
     }
 
-    /// The final op of every key the batch writes in `table` (`(key, None)` deletes it),
-    /// on the rayon pool.
-    pub(crate) fn par_table_ops(&self, table: Table) -> impl rayon::iter::ParallelIterator<Item = (&[u8], Option<&Vec<u8>>)> {
-        use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
-        self.index[table.index()].par_iter().map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
+    /// The final op of every key the batch writes in `table` (`(key, None)` deletes it).
+    pub(crate) fn table_ops(&self, table: Table) -> impl Iterator<Item = (&[u8], Option<&Vec<u8>>)> {
+        self.index[table.index()].iter().map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
     }
 
     /// `Some(None)`: the batch deletes the key; `None`: the batch does not touch it.
-    fn get(&self, table: Table, key: &[u8]) -> Option<Option<&[u8]>> {
+    pub(crate) fn get(&self, table: Table, key: &[u8]) -> Option<Option<&[u8]>> {
         let pos = *self.index[table.index()].get(key)?;
         Some(self.batch.ops[pos].2.as_deref())
     }

@@ -78,6 +78,16 @@ struct FlatCache {
     /// Misses fill the cache under the read side, writes apply under the write side, so a
     /// reader can never put back a value a concurrent write has just replaced.
     fill_lock: parking_lot::RwLock<()>,
+    /// The last accepted batch while its values are still being put into the caches, on
+    /// the pool after `accept` returned: reads consult it before the caches. Putting
+    /// ~2,000 values into these caches took ~0.85 ms on the import's critical path (the
+    /// inserts are cache misses in large tables); a read of a written key now waits for
+    /// nothing, and reads of other keys only check this batch's index meanwhile.
+    unapplied: parking_lot::RwLock<Option<Arc<PendingBatch>>>,
+    /// Whether `unapplied` may be set (read without touching the lock's cache line).
+    has_unapplied: std::sync::atomic::AtomicBool,
+    /// Serialises appliers: a batch is applied only while it is the last accepted one.
+    apply_lock: parking_lot::Mutex<()>,
     /// Decoded account records (a hit costs no allocation or decode); `None`: the account
     /// does not exist.
     accounts: quick_cache::sync::Cache<Address, Option<AccountState>>,
@@ -85,6 +95,40 @@ struct FlatCache {
     /// Contract code by hash. Code never changes under its hash, so entries are never
     /// stale and need no lock: every block reads the same few hot contracts again.
     code: quick_cache::sync::Cache<B256, Bytes, CodeWeighter>,
+}
+
+impl FlatCache {
+    /// Puts the values of the last accepted batch into the flat caches, if that has not
+    /// been done yet, then stops reads from consulting it first. Runs on one thread and
+    /// takes no lock a reader holds: it must not steal (and wait on) work that reads.
+    fn apply_unapplied(&self) {
+        use std::sync::atomic::Ordering;
+        if !self.has_unapplied.load(Ordering::Acquire) {
+            return;
+        }
+        let _applier = self.apply_lock.lock();
+        let Some(pending) = self.unapplied.read().clone() else { return };
+        for (key, value) in pending.table_ops(Table::Accounts) {
+            if let FlatKey::Account(address) = flat_key(key) {
+                match value.map(|v| decode::<AccountState>(Table::Accounts, v)).transpose() {
+                    Ok(account) => self.accounts.insert(address, account),
+                    // Left to a read through the overlay, which reports it.
+                    Err(_) => {
+                        self.accounts.remove(&address);
+                    }
+                }
+            }
+        }
+        for (key, value) in pending.table_ops(Table::Storage) {
+            if let FlatKey::Slot(address, slot) = flat_key(key) {
+                let v = value.and_then(|v| U256::try_from_be_slice(v)).unwrap_or_default();
+                self.storage.insert((address, slot), v);
+            }
+        }
+        // Only after the caches hold every value may reads skip the batch.
+        *self.unapplied.write() = None;
+        self.has_unapplied.store(false, Ordering::Release);
+    }
 }
 
 /// Weighs code by its length, so the code cache is bounded in bytes.
@@ -189,6 +233,9 @@ impl Store {
             nodes,
             flat: Arc::new(FlatCache {
                 fill_lock: parking_lot::RwLock::new(()),
+                unapplied: parking_lot::RwLock::new(None),
+                has_unapplied: std::sync::atomic::AtomicBool::new(false),
+                apply_lock: parking_lot::Mutex::new(()),
                 accounts: quick_cache::sync::Cache::new(sizes.accounts),
                 storage: quick_cache::sync::Cache::new(sizes.storage),
                 code: quick_cache::sync::Cache::with_weighter(CODE_CACHE_ENTRIES, CODE_CACHE_BYTES, CodeWeighter),
@@ -226,39 +273,32 @@ impl Store {
     fn accept(&self, pending: PendingBatch) -> Result<(), StoreError> {
         let _order = self.write_order.lock();
         self.persister.check()?;
+        // The caches must hold the previous batch before this one can be put over it.
+        self.flat.apply_unapplied();
         let pending = Arc::new(pending);
         {
+            // No read that started before this batch was visible can fill a cache after
+            // it: fillers hold the read side, and from here on they see the batch in the
+            // overlay (so they only ever fill its values).
             let _exclusive = self.flat.fill_lock.write();
             self.overlay.push(pending.clone());
-            // Only the flat tables are cached here (trie nodes enter their cache on the
-            // persister thread); the batch's index lists their keys without a scan of
-            // the thousands of trie-node ops, and the updates are spread over the pool.
-            use rayon::iter::ParallelIterator;
-            rayon::join(
-                || {
-                    pending.par_table_ops(Table::Accounts).for_each(|(key, value)| {
-                        if let FlatKey::Account(address) = flat_key(key) {
-                            match value.map(|v| decode::<AccountState>(Table::Accounts, v)).transpose() {
-                                Ok(account) => self.flat.accounts.insert(address, account),
-                                // Left to a read through the overlay, which reports it.
-                                Err(_) => {
-                                    self.flat.accounts.remove(&address);
-                                }
-                            }
-                        }
-                    })
-                },
-                || {
-                    pending.par_table_ops(Table::Storage).for_each(|(key, value)| {
-                        if let FlatKey::Slot(address, slot) = flat_key(key) {
-                            let v = value.and_then(|v| U256::try_from_be_slice(v)).unwrap_or_default();
-                            self.flat.storage.insert((address, slot), v);
-                        }
-                    })
-                },
-            );
+            *self.flat.unapplied.write() = Some(pending.clone());
+            self.flat.has_unapplied.store(true, std::sync::atomic::Ordering::Release);
         }
+        // Only the caches go along: a queued job must not keep the database open.
+        let flat = self.flat.clone();
+        rayon::spawn(move || flat.apply_unapplied());
         self.persister.submit(pending)
+    }
+
+    /// The value the last accepted batch writes for `key`, while it is not yet in the
+    /// caches: `Some(None)` deletes, `None` does not touch the key.
+    fn unapplied_value<T>(&self, table: Table, key: &[u8], read: impl FnOnce(Option<&[u8]>) -> T) -> Option<T> {
+        if !self.flat.has_unapplied.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        let unapplied = self.flat.unapplied.read();
+        unapplied.as_ref()?.get(table, key).map(read)
     }
 
     /// Waits until every accepted batch is on disk; reports a failed write.
@@ -361,6 +401,11 @@ impl Store {
     // ---- state of the head block ----
 
     pub fn account(&self, address: &Address) -> Result<Option<AccountState>, StoreError> {
+        if let Some(record) = self.unapplied_value(Table::Accounts, address.as_slice(), |v| {
+            v.map(|b| decode::<AccountState>(Table::Accounts, b)).transpose()
+        }) {
+            return record;
+        }
         if let Some(account) = self.flat.accounts.get(address) {
             return Ok(account);
         }
@@ -374,6 +419,18 @@ impl Store {
     }
 
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreError> {
+        if self.flat.has_unapplied.load(std::sync::atomic::Ordering::Acquire) {
+            let mut key = [0u8; 52];
+            key[..20].copy_from_slice(address.as_slice());
+            key[20..].copy_from_slice(&slot.to_be_bytes::<32>());
+            if let Some(value) = self.unapplied_value(Table::Storage, &key, |v| {
+                v.map(|b| U256::try_from_be_slice(b).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes")))
+                    .transpose()
+                    .map(Option::unwrap_or_default)
+            }) {
+                return value;
+            }
+        }
         if let Some(v) = self.flat.storage.get(&(*address, *slot)) {
             return Ok(v);
         }

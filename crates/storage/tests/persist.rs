@@ -177,3 +177,50 @@ fn cached_accounts_and_code_follow_writes() {
     assert!(matches!(store.account(&a), Err(StoreError::Corrupt { .. })), "{:?}", store.account(&a));
     store.flush().unwrap();
 }
+
+#[test]
+fn reads_see_a_batch_before_its_values_reach_the_caches() {
+    let backend = Arc::new(TestBackend::default());
+    let store = Store::new(backend.clone());
+    let a = Address::repeat_byte(7);
+    let account = |balance: u64| ethrex_common::AccountState { balance: U256::from(balance), ..Default::default() };
+    let mut first = head_batch(1, &[(1, 10), (2, 20)], &[]);
+    first.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(1)));
+    store.write(first).unwrap();
+    // Read everything once, so the caches hold the old values.
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(1)).unwrap(), U256::from(10));
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(2)).unwrap(), U256::from(20));
+    assert_eq!(store.account(&a).unwrap(), Some(account(1)));
+    store.flush().unwrap();
+
+    // Occupy every thread of the pool the cache updates run on, so the next batch's
+    // values cannot reach the caches until the reads below are done.
+    let threads = rayon::current_num_threads();
+    let (started, release) = (Arc::new(std::sync::Barrier::new(threads + 1)), Arc::new(std::sync::Barrier::new(threads + 1)));
+    for _ in 0..threads {
+        let (started, release) = (started.clone(), release.clone());
+        rayon::spawn(move || {
+            started.wait();
+            release.wait();
+        });
+    }
+    started.wait();
+    let mut second = head_batch(2, &[(1, 11)], &[2]);
+    second.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(2)));
+    store.write(second).unwrap();
+    // The caches still hold the old values; every read must answer with the new ones.
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(1)).unwrap(), U256::from(11));
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(2)).unwrap(), U256::ZERO);
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(3)).unwrap(), U256::ZERO);
+    assert_eq!(store.account(&a).unwrap(), Some(account(2)));
+    // A third batch puts the second's values into the caches first.
+    store.write(head_batch(3, &[(3, 30)], &[])).unwrap();
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(1)).unwrap(), U256::from(11));
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(3)).unwrap(), U256::from(30));
+    release.wait();
+    store.flush().unwrap();
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(1)).unwrap(), U256::from(11));
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(2)).unwrap(), U256::ZERO);
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(3)).unwrap(), U256::from(30));
+    assert_eq!(store.account(&a).unwrap(), Some(account(2)));
+}
