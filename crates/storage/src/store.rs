@@ -141,9 +141,10 @@ impl quick_cache::Weighter<B256, Bytes> for CodeWeighter {
     }
 }
 
-/// Reads see, in order: the caches, the batches still waiting for the disk (`Overlay`),
-/// the backend. Writes return once the batch is in the caches and the overlay; the
-/// persister thread puts it on disk (see `persist`).
+/// Reads see, in order: the last accepted batch while its values are still on their way
+/// into the caches, the caches, the batches still waiting for the disk (`Overlay`), the
+/// backend. Writes return once the batch is in the overlay; its values enter the caches
+/// on the pool just after, and the persister thread puts it on disk (see `persist`).
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<dyn KvBackend>,
