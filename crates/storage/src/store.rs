@@ -66,8 +66,8 @@ pub struct BlockCommit<'a> {
 const NODE_CACHE_ENTRIES: usize = 1 << 20;
 
 /// Flat state of the head kept in memory across blocks. Unlike trie nodes these entries
-/// change, so every write of the flat tables goes through `Store::write`, which updates
-/// the caches when it accepts the batch.
+/// change, so every write of the flat tables goes through `Store::write`, which has the
+/// caches updated as soon as it has accepted the batch (see `FlatCache::unapplied`).
 const ACCOUNT_CACHE_ENTRIES: usize = 1 << 19;
 const STORAGE_CACHE_ENTRIES: usize = 1 << 21;
 /// Contract code: up to 64 MiB, sized for a few thousand contracts.
@@ -75,8 +75,9 @@ const CODE_CACHE_BYTES: u64 = 64 << 20;
 const CODE_CACHE_ENTRIES: usize = 4096;
 
 struct FlatCache {
-    /// Misses fill the cache under the read side, writes apply under the write side, so a
-    /// reader can never put back a value a concurrent write has just replaced.
+    /// Misses fill the cache under the read side; a batch becomes visible (enters the
+    /// overlay) under the write side, so a reader can never put back a value that a batch
+    /// accepted meanwhile has replaced: fillers that start later read the batch.
     fill_lock: parking_lot::RwLock<()>,
     /// The last accepted batch while its values are still being put into the caches, on
     /// the pool after `accept` returned: reads consult it before the caches. Putting
