@@ -1,6 +1,6 @@
 //! MDBX backend: one named table per `Table`, one read-write transaction per batch.
 
-use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
 use libmdbx::{
     Database, DatabaseOptions, Mode, ReadWriteOptions, SyncMode, TableFlags, WriteFlags, WriteMap,
@@ -52,7 +52,7 @@ impl KvBackend for MdbxBackend {
         txn.get::<Vec<u8>>(&t, key).map_err(err)
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
         let txn = self.db.begin_ro_txn().map_err(err)?;
         let t = txn.open_table(Some(table.name())).map_err(err)?;
         let mut cursor = txn.cursor(&t).map_err(err)?;

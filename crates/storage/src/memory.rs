@@ -1,7 +1,7 @@
 //! In-memory backend for tests: one ordered map per table behind a single lock, so a
 //! batch is applied atomically with respect to readers.
 
-use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ impl KvBackend for MemoryBackend {
         Ok(self.tables.read()[table.index()].get(key).cloned())
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
         let tables = self.tables.read();
         Ok(tables[table.index()]
             .range(prefix.to_vec()..)

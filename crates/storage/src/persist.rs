@@ -15,7 +15,7 @@
 //! - A failed write (full disk, I/O error) is sticky: the batch and every later one stay
 //!   off the disk, and every later commit and `flush` report the error.
 
-use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
 use parking_lot::{Condvar, Mutex, RwLock};
 use rustc_hash::FxHashMap;
@@ -230,8 +230,8 @@ pub(crate) fn merge_scan(
     snapshot: &[Arc<PendingBatch>],
     table: Table,
     prefix: &[u8],
-    base: crate::backend::Entries,
-) -> crate::backend::Entries {
+    base: Entries,
+) -> Entries {
     if snapshot.is_empty() {
         return base;
     }

@@ -1,6 +1,6 @@
 //! RocksDB backend: one column family per `Table`, one `WriteBatch` per commit.
 
-use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
 use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, DB};
 use std::path::Path;
@@ -44,7 +44,7 @@ impl KvBackend for RocksBackend {
         self.db.get_cf(self.cf(table)?, key).map_err(err)
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
         let mut out = Vec::new();
         for item in self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward)) {
             let (k, v) = item.map_err(err)?;

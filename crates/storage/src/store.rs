@@ -1,6 +1,6 @@
 //! Typed access to the tables, and the atomic block commit.
 
-use crate::backend::{KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::changeset::ChangeSet;
 use crate::memory::MemoryBackend;
 use crate::node_cache::{node_cache, NodeCache};
@@ -166,11 +166,17 @@ fn decode<T: Decodable>(table: Table, bytes: &[u8]) -> Result<T, StoreError> {
     T::decode(&mut buf).map_err(|e| corrupt(table, e))
 }
 
-fn storage_key(address: &Address, slot: &U256) -> Vec<u8> {
-    let mut key = Vec::with_capacity(52);
-    key.extend_from_slice(address.as_slice());
-    key.extend_from_slice(&slot.to_be_bytes::<32>());
+/// A slot's key in the storage table: the address, then the slot, big-endian.
+fn storage_key(address: &Address, slot: &U256) -> [u8; 52] {
+    let mut key = [0u8; 52];
+    key[..20].copy_from_slice(address.as_slice());
+    key[20..].copy_from_slice(&slot.to_be_bytes::<32>());
     key
+}
+
+/// A value of the storage table (big-endian, leading zeros trimmed).
+fn decode_slot_value(bytes: &[u8]) -> Result<U256, StoreError> {
+    U256::try_from_be_slice(bytes).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes"))
 }
 
 /// What a key of the cached tables names, told apart by its length.
@@ -321,7 +327,7 @@ impl Store {
         }
     }
 
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<crate::backend::Entries, StoreError> {
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
         let pending = self.overlay.snapshot();
         let base = self.backend.scan_prefix(table, prefix)?;
         Ok(crate::persist::merge_scan(&pending, table, prefix, base))
@@ -422,13 +428,9 @@ impl Store {
 
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreError> {
         if self.flat.has_unapplied.load(std::sync::atomic::Ordering::Acquire) {
-            let mut key = [0u8; 52];
-            key[..20].copy_from_slice(address.as_slice());
-            key[20..].copy_from_slice(&slot.to_be_bytes::<32>());
+            let key = storage_key(address, slot);
             if let Some(value) = self.unapplied_value(Table::Storage, &key, |v| {
-                v.map(|b| U256::try_from_be_slice(b).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes")))
-                    .transpose()
-                    .map(Option::unwrap_or_default)
+                v.map(decode_slot_value).transpose().map(Option::unwrap_or_default)
             }) {
                 return value;
             }
@@ -441,7 +443,7 @@ impl Store {
         // to the disk.
         let value = self
             .get(Table::Storage, &storage_key(address, slot))?
-            .map(|b| U256::try_from_be_slice(&b).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes")))
+            .map(|b| decode_slot_value(&b))
             .transpose()?
             .unwrap_or_default();
         self.flat.storage.insert((*address, *slot), value);
@@ -457,7 +459,7 @@ impl Store {
                 if k.len() != 52 {
                     return Err(corrupt(Table::Storage, "key not 52 bytes"));
                 }
-                let value = U256::try_from_be_slice(&v).ok_or_else(|| corrupt(Table::Storage, "value over 32 bytes"))?;
+                let value = decode_slot_value(&v)?;
                 Ok((U256::from_be_slice(&k[20..]), value))
             })
             .collect()
