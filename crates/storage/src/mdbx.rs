@@ -6,9 +6,40 @@ use libmdbx::{
     Database, DatabaseOptions, Mode, ReadWriteOptions, SyncMode, TableFlags, WriteFlags, WriteMap,
 };
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 pub struct MdbxBackend {
     db: Database<WriteMap>,
+    steady: parking_lot::Mutex<SteadyPoint>,
+    policy: SteadyPolicy,
+}
+
+/// When to turn a commit into a steady (synced) point.
+///
+/// In `SafeNoSync` mode MDBX keeps the last synced commit intact, so it cannot reuse any
+/// page freed after it: without new steady points every batch lands in pages the file
+/// never used before (import-bench, `--db mdbx`: 4.1 GB on disk for 0.5 GB of data after
+/// 149 blocks, ~27 MB more per block, each new page faulted in and zeroed by the writer).
+/// A steady point makes the pages freed before it reusable (same run with the default
+/// policy: 1.1 GB, no slower), and bounds what an OS crash can take back.
+#[derive(Debug, Clone, Copy)]
+pub struct SteadyPolicy {
+    /// Sync once the file's used pages grew this much since the last steady point.
+    pub max_growth_bytes: u64,
+    /// Sync once the last steady point is this old.
+    pub max_age: Duration,
+}
+
+impl Default for SteadyPolicy {
+    fn default() -> Self {
+        Self { max_growth_bytes: 64 << 20, max_age: Duration::from_secs(10) }
+    }
+}
+
+struct SteadyPoint {
+    at: Instant,
+    /// Used pages (`last_pgno`) at that point.
+    pages: u64,
 }
 
 fn err(e: libmdbx::Error) -> StoreError {
@@ -17,13 +48,17 @@ fn err(e: libmdbx::Error) -> StoreError {
 
 impl MdbxBackend {
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with_policy(path, SteadyPolicy::default())
+    }
+
+    pub fn open_with_policy(path: &Path, policy: SteadyPolicy) -> Result<Self, StoreError> {
         std::fs::create_dir_all(path).map_err(|e| StoreError::Io(path.display().to_string(), e))?;
         let options = DatabaseOptions {
             max_tables: Some(Table::ALL.len() as u64 + 4),
             mode: Mode::ReadWrite(ReadWriteOptions {
                 // SafeNoSync keeps every committed transaction across a process kill (the
-                // pages are in the OS cache) and rolls back to the last steady commit on an
-                // OS crash; the database itself is never left half-written. The write map
+                // pages are in the OS cache) and rolls back to the last steady commit (see
+                // `SteadyPolicy`) on an OS crash; the database is never left half-written. The write map
                 // lets commits write pages in place instead of copying them through write().
                 sync_mode: SyncMode::SafeNoSync,
                 min_size: None,
@@ -41,7 +76,27 @@ impl MdbxBackend {
             }
             txn.commit().map_err(err)?;
         }
-        Ok(Self { db })
+        let steady = SteadyPoint { at: Instant::now(), pages: db.info().map_err(err)?.last_pgno() as u64 };
+        Ok(Self { db, steady: parking_lot::Mutex::new(steady), policy })
+    }
+
+    /// Bytes the file's used pages span (up to the highest page in use).
+    pub fn used_bytes(&self) -> Result<u64, StoreError> {
+        let pages = self.db.info().map_err(err)?.last_pgno() as u64 + 1;
+        Ok(pages * self.db.stat().map_err(err)?.page_size() as u64)
+    }
+
+    /// Called after each commit: syncs when the policy says a steady point is due.
+    fn maybe_sync(&self) -> Result<(), StoreError> {
+        let mut steady = self.steady.lock();
+        let pages = self.db.info().map_err(err)?.last_pgno() as u64;
+        let page_size = self.db.stat().map_err(err)?.page_size() as u64;
+        let grown = pages.saturating_sub(steady.pages) * page_size;
+        if grown >= self.policy.max_growth_bytes || steady.at.elapsed() >= self.policy.max_age {
+            self.db.sync(true).map_err(err)?;
+            *steady = SteadyPoint { at: Instant::now(), pages };
+        }
+        Ok(())
     }
 }
 
@@ -87,7 +142,7 @@ impl KvBackend for MdbxBackend {
         }
         // Dropping the transaction on any error above aborts it: nothing is applied.
         txn.commit().map_err(err)?;
-        Ok(())
+        self.maybe_sync()
     }
 
     fn kind(&self) -> &'static str {
