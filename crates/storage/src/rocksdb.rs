@@ -26,6 +26,11 @@ impl RocksBackend {
             let mut block = rocksdb::BlockBasedOptions::default();
             block.set_bloom_filter(10.0, false);
             cf.set_block_based_table_factory(&block);
+            // Blocks read accounts and slots that do not exist yet (new accounts, fresh
+            // slots); without a memtable filter each such miss searched the memtable's
+            // skip list (BAL change derivation: 2.2 -> 1.8 ms per block with it).
+            cf.set_memtable_prefix_bloom_ratio(0.1);
+            cf.set_memtable_whole_key_filtering(true);
             ColumnFamilyDescriptor::new(t.name(), cf)
         });
         let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(err)?;
