@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 pub struct MdbxBackend {
     db: Database<WriteMap>,
+    /// Fixed when the file is created; read once (`stat` walks the main table).
+    page_size: u64,
     steady: parking_lot::Mutex<SteadyPoint>,
     policy: SteadyPolicy,
 }
@@ -38,8 +40,13 @@ impl Default for SteadyPolicy {
 
 struct SteadyPoint {
     at: Instant,
-    /// Used pages (`last_pgno`) at that point.
+    /// Used pages at that point.
     pages: u64,
+}
+
+/// Pages up to the highest one in use.
+fn used_pages(db: &Database<WriteMap>) -> Result<u64, StoreError> {
+    Ok(db.info().map_err(err)?.last_pgno() as u64 + 1)
 }
 
 fn err(e: libmdbx::Error) -> StoreError {
@@ -58,8 +65,9 @@ impl MdbxBackend {
             mode: Mode::ReadWrite(ReadWriteOptions {
                 // SafeNoSync keeps every committed transaction across a process kill (the
                 // pages are in the OS cache) and rolls back to the last steady commit (see
-                // `SteadyPolicy`) on an OS crash; the database is never left half-written. The write map
-                // lets commits write pages in place instead of copying them through write().
+                // `SteadyPolicy`) on an OS crash; the database is never left half-written.
+                // The write map lets commits write pages in place instead of copying them
+                // through write().
                 sync_mode: SyncMode::SafeNoSync,
                 min_size: None,
                 max_size: Some(1 << 40),
@@ -76,22 +84,21 @@ impl MdbxBackend {
             }
             txn.commit().map_err(err)?;
         }
-        let steady = SteadyPoint { at: Instant::now(), pages: db.info().map_err(err)?.last_pgno() as u64 };
-        Ok(Self { db, steady: parking_lot::Mutex::new(steady), policy })
+        let page_size = db.stat().map_err(err)?.page_size() as u64;
+        let steady = SteadyPoint { at: Instant::now(), pages: used_pages(&db)? };
+        Ok(Self { db, page_size, steady: parking_lot::Mutex::new(steady), policy })
     }
 
     /// Bytes the file's used pages span (up to the highest page in use).
     pub fn used_bytes(&self) -> Result<u64, StoreError> {
-        let pages = self.db.info().map_err(err)?.last_pgno() as u64 + 1;
-        Ok(pages * self.db.stat().map_err(err)?.page_size() as u64)
+        Ok(used_pages(&self.db)? * self.page_size)
     }
 
     /// Called after each commit: syncs when the policy says a steady point is due.
     fn maybe_sync(&self) -> Result<(), StoreError> {
         let mut steady = self.steady.lock();
-        let pages = self.db.info().map_err(err)?.last_pgno() as u64;
-        let page_size = self.db.stat().map_err(err)?.page_size() as u64;
-        let grown = pages.saturating_sub(steady.pages) * page_size;
+        let pages = used_pages(&self.db)?;
+        let grown = pages.saturating_sub(steady.pages) * self.page_size;
         if grown >= self.policy.max_growth_bytes || steady.at.elapsed() >= self.policy.max_age {
             self.db.sync(true).map_err(err)?;
             *steady = SteadyPoint { at: Instant::now(), pages };
