@@ -6,6 +6,7 @@
 //! they can go into the same atomic batch as the rest of a block.
 
 mod hash;
+pub mod keccak;
 mod nibbles;
 mod node;
 mod trie;
