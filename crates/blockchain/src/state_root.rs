@@ -6,7 +6,7 @@ use crate::error::BlockError;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_storage::{ChangeSet, StateUpdate, Store};
-use ethrex_trie::apply_updates;
+use ethrex_trie::{apply_updates, keccak::keccak256_all};
 use ethrex_vm::AccountChange;
 use rayon::prelude::*;
 
@@ -77,7 +77,9 @@ fn account_outcome(store: &Store, pre: &impl PreBlockSlots, change: &AccountChan
     };
     let base_root = if wipe { EMPTY_ROOT_HASH } else { previous_root };
     let mut updates = Vec::with_capacity(change.storage.len());
-    for (slot, value) in &change.storage {
+    let slot_keys: Vec<[u8; 32]> = change.storage.iter().map(|(slot, _)| slot.to_be_bytes::<32>()).collect();
+    let hashed_keys = keccak256_all(&slot_keys);
+    for ((slot, value), hashed_key) in change.storage.iter().zip(hashed_keys) {
         if !wipe {
             let before = pre.pre_block_slot(&address, slot)?;
             outcome.previous_storage.push((address, *slot, before));
@@ -87,7 +89,7 @@ fn account_outcome(store: &Store, pre: &impl PreBlockSlots, change: &AccountChan
             outcome.previous_storage.push((address, *slot, U256::ZERO));
         }
         outcome.storage.push((address, *slot, *value));
-        updates.push((keccak256(slot.to_be_bytes::<32>()), storage_trie_value(value)));
+        updates.push((hashed_key, storage_trie_value(value)));
     }
     let storage_root = if updates.is_empty() {
         base_root
@@ -142,8 +144,9 @@ pub fn compute_state_update_with(
     change_set.accounts.reserve_exact(outcomes.len());
     change_set.storage.reserve_exact(previous_count);
     let mut account_updates = Vec::with_capacity(outcomes.len());
-    for o in outcomes {
-        account_updates.push((keccak256(o.address), o.new.map(alloy_rlp::encode)));
+    let hashed_addresses = keccak256_all(&outcomes.iter().map(|o| o.address).collect::<Vec<_>>());
+    for (o, hashed_address) in outcomes.into_iter().zip(hashed_addresses) {
+        account_updates.push((hashed_address, o.new.map(alloy_rlp::encode)));
         change_set.accounts.push((o.address, o.previous));
         change_set.storage.extend(o.previous_storage);
         update.accounts.push((o.address, o.new));

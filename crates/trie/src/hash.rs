@@ -10,7 +10,7 @@
 //! [`keccak256_many`], which runs eight hashes side by side where the CPU allows.
 
 use crate::{
-    keccak::keccak256_many,
+    keccak::keccak256_indexed,
     node::{encode, Cell, Child, Node, NodeRef},
     NewNodes,
 };
@@ -50,21 +50,38 @@ fn needs_work(cell: &Cell, collect: bool) -> bool {
     cell.cached.is_none() || (collect && cell.dirty)
 }
 
+/// Buffers `hash_subtree` reuses from call to call on a thread: a block hashes hundreds
+/// of small storage tries, and fresh buffers for each showed up in profiles.
+#[derive(Default)]
+struct Scratch {
+    levels: Vec<Vec<NonNull<Cell>>>,
+    encoded: Vec<u8>,
+    ranges: Vec<std::ops::Range<usize>>,
+    to_hash: Vec<usize>,
+    hashes: Vec<B256>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
 /// Hashes (and with `out`, emits) every node of the subtree at `top` that needs it.
-fn hash_subtree(top: &mut Cell, mut out: Option<&mut NewNodes>, top_is_root: bool) {
-    let collect = out.is_some();
-    if !needs_work(top, collect) {
+fn hash_subtree(top: &mut Cell, out: Option<&mut NewNodes>, top_is_root: bool) {
+    if !needs_work(top, out.is_some()) {
         return;
     }
-    let mut levels: Vec<Vec<NonNull<Cell>>> = Vec::new();
-    gather(top, collect, &mut levels);
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => hash_subtree_with(&mut scratch, top, out, top_is_root),
+        // Not reentrant today; should that change, a fresh set of buffers stays correct.
+        Err(_) => hash_subtree_with(&mut Scratch::default(), top, out, top_is_root),
+    })
+}
 
-    let mut encoded = Vec::with_capacity(4096);
-    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut to_hash: Vec<usize> = Vec::new();
-    let mut hashes: Vec<B256> = Vec::new();
-    let top_level = levels.len() - 1;
-    for (height, level) in levels.iter().enumerate() {
+fn hash_subtree_with(scratch: &mut Scratch, top: &mut Cell, mut out: Option<&mut NewNodes>, top_is_root: bool) {
+    let Scratch { levels, encoded, ranges, to_hash, hashes } = scratch;
+    levels.iter_mut().for_each(Vec::clear);
+    let top_level = gather(top, out.is_some(), levels);
+    for (height, level) in levels.iter().enumerate().take(top_level + 1) {
         encoded.clear();
         ranges.clear();
         to_hash.clear();
@@ -76,20 +93,16 @@ fn hash_subtree(top: &mut Cell, mut out: Option<&mut NewNodes>, top_is_root: boo
             // pointer is used after that.
             let cell = unsafe { ptr.as_ref() };
             let start = encoded.len();
-            encode(&cell.node, &mut encoded);
+            encode(&cell.node, encoded);
             ranges.push(start..encoded.len());
             if cell.cached.is_none() && encoded.len() - start >= 32 {
                 to_hash.push(i);
             }
         }
-        let msgs: Vec<&[u8]> = to_hash
-            .iter()
-            .map(|&i| &encoded[ranges[i].clone()])
-            .collect();
         hashes.clear();
-        hashes.resize(msgs.len(), B256::ZERO);
-        keccak256_many(&msgs, &mut hashes);
-        let mut hashed = to_hash.iter().zip(&hashes).peekable();
+        hashes.resize(to_hash.len(), B256::ZERO);
+        keccak256_indexed(to_hash.len(), |j| &encoded[ranges[to_hash[j]].clone()], hashes);
+        let mut hashed = to_hash.iter().zip(hashes.iter()).peekable();
 
         for (i, ptr) in level.iter().enumerate() {
             // SAFETY: as above; the shared borrow taken during encoding has ended.
@@ -123,6 +136,8 @@ fn hash_subtree(top: &mut Cell, mut out: Option<&mut NewNodes>, top_is_root: boo
             }
         }
     }
+    // No pointer into the subtree may outlive this call.
+    levels.iter_mut().for_each(Vec::clear);
 }
 
 /// Puts every cell under `cell` that needs work into `levels[height]`, where a cell's

@@ -23,14 +23,28 @@ const MIN_LANES: usize = 3;
 
 /// `out[i] = keccak256(msgs[i])` for every `i`.
 pub fn keccak256_many(msgs: &[&[u8]], out: &mut [B256]) {
-    assert_eq!(msgs.len(), out.len(), "one output per message");
+    keccak256_indexed(msgs.len(), |i| msgs[i], out);
+}
+
+/// `out[i] = keccak256(msg(i))` for `i < n`; lets callers hash slices of one buffer
+/// without collecting them first.
+pub(crate) fn keccak256_indexed<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], out: &mut [B256]) {
+    assert_eq!(n, out.len(), "one output per message");
     #[cfg(target_arch = "x86_64")]
-    if msgs.len() >= MIN_LANES && avx512::available() {
-        return avx512::hash_all(msgs, out);
+    if n >= MIN_LANES && avx512::available() {
+        return avx512::hash_all(n, msg, out);
     }
-    for (m, o) in msgs.iter().zip(out.iter_mut()) {
-        *o = keccak256(m);
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = keccak256(msg(i));
     }
+}
+
+/// `keccak256` of each item, in order.
+pub fn keccak256_all<T: AsRef<[u8]>>(items: &[T]) -> Vec<B256> {
+    let msgs: Vec<&[u8]> = items.iter().map(AsRef::as_ref).collect();
+    let mut out = vec![B256::ZERO; msgs.len()];
+    keccak256_many(&msgs, &mut out);
+    out
 }
 
 /// Number of permutations (rate blocks after padding) a message of `len` bytes needs.
@@ -116,19 +130,19 @@ mod avx512 {
     /// Sorts the messages by block count so that each group of eight wastes few lane
     /// permutations, hashes full groups eight at a time and leaves a short tail to the
     /// scalar code.
-    pub(super) fn hash_all(msgs: &[&[u8]], out: &mut [B256]) {
-        let mut order: Vec<u32> = (0..msgs.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| blocks(msgs[i as usize].len()));
+    pub(super) fn hash_all<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], out: &mut [B256]) {
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by_key(|&i| blocks(msg(i as usize).len()));
         for group in order.chunks(8) {
             if group.len() < super::MIN_LANES {
                 for &i in group {
-                    out[i as usize] = alloy_primitives::keccak256(msgs[i as usize]);
+                    out[i as usize] = alloy_primitives::keccak256(msg(i as usize));
                 }
                 continue;
             }
             let mut lanes: [&[u8]; 8] = [&[]; 8];
             for (lane, &i) in lanes.iter_mut().zip(group) {
-                *lane = msgs[i as usize];
+                *lane = msg(i as usize);
             }
             // SAFETY: `available()` checked that the CPU has AVX-512F.
             let digests = unsafe { hash8(&lanes) };
