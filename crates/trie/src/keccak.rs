@@ -2,13 +2,13 @@
 //!
 //! Merkleizing a block hashes thousands of trie nodes whose hashes do not depend on each
 //! other (all nodes at the same height), and Keccak-f[1600] is pure arithmetic on 25
-//! words. With AVX-512 eight permutations run side by side, one per 64-bit lane of each
-//! of 25 `zmm` registers, using the native 64-bit rotate and the three-input logic
-//! instruction (one op for chi's `a ^ (!b & c)` and for theta's five-way xors). No
-//! maintained crate offers this on stable Rust (RustCrypto's parallel backend needs
-//! nightly `core::simd`), hence this module. Without AVX-512, and for batches too small
-//! to fill the lanes, each message goes through `alloy_primitives::keccak256` (the
-//! assembly implementation).
+//! words. So several permutations run side by side, one per 64-bit lane of 25 vector
+//! registers: eight with AVX-512 (native 64-bit rotate, and the three-input logic
+//! instruction doing chi's `a ^ (!b & c)` and theta's five-way xors in one op each), four
+//! with AVX2. No maintained crate offers this on stable Rust (RustCrypto's parallel
+//! backend needs nightly `core::simd`), hence this module. Without either, and for groups
+//! too small to fill the lanes, each message goes through `alloy_primitives::keccak256`
+//! (the assembly implementation).
 
 use alloy_primitives::{keccak256, B256};
 
@@ -16,27 +16,9 @@ use alloy_primitives::{keccak256, B256};
 const RATE: usize = 136;
 const RATE_WORDS: usize = RATE / 8;
 
-/// Below this many messages in a group the scalar code is faster than filling the eight
-/// lanes (measured: one eight-lane permutation costs about as much as two or three scalar
-/// ones on the reference machine).
-const MIN_LANES: usize = 3;
-
 /// `out[i] = keccak256(msgs[i])` for every `i`.
 pub fn keccak256_many(msgs: &[&[u8]], out: &mut [B256]) {
     keccak256_indexed(msgs.len(), |i| msgs[i], out);
-}
-
-/// `out[i] = keccak256(msg(i))` for `i < n`; lets callers hash slices of one buffer
-/// without collecting them first.
-pub(crate) fn keccak256_indexed<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], out: &mut [B256]) {
-    assert_eq!(n, out.len(), "one output per message");
-    #[cfg(target_arch = "x86_64")]
-    if n >= MIN_LANES && avx512::available() {
-        return avx512::hash_all(n, msg, out);
-    }
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = keccak256(msg(i));
-    }
 }
 
 /// `keccak256` of each item, in order.
@@ -45,6 +27,21 @@ pub fn keccak256_all<T: AsRef<[u8]>>(items: &[T]) -> Vec<B256> {
     let mut out = vec![B256::ZERO; msgs.len()];
     keccak256_many(&msgs, &mut out);
     out
+}
+
+/// `out[i] = keccak256(msg(i))` for `i < n`; lets callers hash slices of one buffer
+/// without collecting them first.
+pub(crate) fn keccak256_indexed<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], out: &mut [B256]) {
+    assert_eq!(n, out.len(), "one output per message");
+    #[cfg(target_arch = "x86_64")]
+    match simd::best() {
+        Some(simd::Width::Eight) => return simd::hash_all::<8>(n, &msg, out, simd::permute8),
+        Some(simd::Width::Four) => return simd::hash_all::<4>(n, &msg, out, simd::permute4),
+        None => {}
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = keccak256(msg(i));
+    }
 }
 
 /// Number of permutations (rate blocks after padding) a message of `len` bytes needs.
@@ -80,15 +77,101 @@ fn padded_word(msg: &[u8], b: usize, w: usize) -> u64 {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+mod simd {
     use super::{blocks, padded_word, RATE_WORDS};
     use alloy_primitives::B256;
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
 
-    pub(super) fn available() -> bool {
-        static AVAILABLE: OnceLock<bool> = OnceLock::new();
-        *AVAILABLE.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f"))
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Width {
+        Four,
+        Eight,
+    }
+
+    /// The widest permutation this CPU runs; `ETHREX_KECCAK_LANES=1|4|8` caps it (for
+    /// measuring, and for testing the narrower path on a wider CPU).
+    pub(super) fn best() -> Option<Width> {
+        static BEST: OnceLock<Option<Width>> = OnceLock::new();
+        *BEST.get_or_init(|| {
+            let cap: usize = std::env::var("ETHREX_KECCAK_LANES").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+            if cap >= 8 && is_x86_feature_detected!("avx512f") {
+                Some(Width::Eight)
+            } else if cap >= 4 && is_x86_feature_detected!("avx2") {
+                Some(Width::Four)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Eight or four lanes: `state[i][l]` is word `i` of lane `l`'s state.
+    pub(super) type State<const N: usize> = [[u64; N]; 25];
+
+    /// Below this many messages in a group the scalar code is cheaper than a vector
+    /// permutation with idle lanes (measured on the reference machine: a permutation of
+    /// eight lanes, or of four, costs about two scalar ones).
+    const MIN_LANES: usize = 3;
+
+    /// Sorts the messages by block count so that each group of `N` wastes few lane
+    /// permutations, hashes the groups `N` at a time and leaves groups too small to pay
+    /// for a vector permutation to the scalar code.
+    pub(super) fn hash_all<'a, const N: usize>(
+        n: usize,
+        msg: &impl Fn(usize) -> &'a [u8],
+        out: &mut [B256],
+        permute: unsafe fn(&mut State<N>),
+    ) {
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_unstable_by_key(|&i| blocks(msg(i as usize).len()));
+        for group in order.chunks(N) {
+            if group.len() < MIN_LANES {
+                for &i in group {
+                    out[i as usize] = alloy_primitives::keccak256(msg(i as usize));
+                }
+                continue;
+            }
+            let mut lanes: [&[u8]; N] = [&[]; N];
+            for (lane, &i) in lanes.iter_mut().zip(group) {
+                *lane = msg(i as usize);
+            }
+            // SAFETY: `best()` chose `permute` after checking the CPU supports it.
+            let digests = unsafe { hash_lanes(&lanes, permute) };
+            for (lane, &i) in group.iter().enumerate() {
+                out[i as usize] = digests[lane];
+            }
+        }
+    }
+
+    /// Keccak-256 of `N` messages, one per lane. Lanes whose message needs fewer blocks
+    /// absorb zeros after their last block; their digest is taken right after their own
+    /// last permutation.
+    ///
+    /// # Safety
+    /// `permute` must be supported by the CPU.
+    pub(super) unsafe fn hash_lanes<const N: usize>(msgs: &[&[u8]; N], permute: unsafe fn(&mut State<N>)) -> [B256; N] {
+        let nblocks: [usize; N] = std::array::from_fn(|l| blocks(msgs[l].len()));
+        let max_blocks = nblocks.iter().copied().max().unwrap_or(0);
+        let mut state: State<N> = [[0; N]; 25];
+        let mut digests = [B256::ZERO; N];
+        for b in 0..max_blocks {
+            for (w, words) in state.iter_mut().enumerate().take(RATE_WORDS) {
+                for (l, word) in words.iter_mut().enumerate() {
+                    if b < nblocks[l] {
+                        *word ^= padded_word(msgs[l], b, w);
+                    }
+                }
+            }
+            permute(&mut state);
+            for (l, digest) in digests.iter_mut().enumerate() {
+                if nblocks[l] == b + 1 {
+                    for w in 0..4 {
+                        digest[w * 8..w * 8 + 8].copy_from_slice(&state[w][l].to_le_bytes());
+                    }
+                }
+            }
+        }
+        digests
     }
 
     const RC: [u64; 24] = [
@@ -118,7 +201,7 @@ mod avx512 {
         0x8000000080008008,
     ];
 
-    /// Rotation of lane `x + 5y` (rho).
+    /// Rotation of word `x + 5y` (rho).
     const RHO: [u32; 25] = [
         0, 1, 62, 28, 27, //
         36, 44, 6, 55, 20, //
@@ -127,101 +210,98 @@ mod avx512 {
         18, 2, 61, 56, 14,
     ];
 
-    /// Sorts the messages by block count so that each group of eight wastes few lane
-    /// permutations, hashes full groups eight at a time and leaves a short tail to the
-    /// scalar code.
-    pub(super) fn hash_all<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], out: &mut [B256]) {
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_unstable_by_key(|&i| blocks(msg(i as usize).len()));
-        for group in order.chunks(8) {
-            if group.len() < super::MIN_LANES {
-                for &i in group {
-                    out[i as usize] = alloy_primitives::keccak256(msg(i as usize));
-                }
-                continue;
-            }
-            let mut lanes: [&[u8]; 8] = [&[]; 8];
-            for (lane, &i) in lanes.iter_mut().zip(group) {
-                *lane = msg(i as usize);
-            }
-            // SAFETY: `available()` checked that the CPU has AVX-512F.
-            let digests = unsafe { hash8(&lanes) };
-            for (lane, &i) in group.iter().enumerate() {
-                out[i as usize] = digests[lane];
-            }
-        }
+    /// Destination of word `x + 5y` after pi: `(y, 2x + 3y)`.
+    const fn pi(i: usize) -> usize {
+        let (x, y) = (i % 5, i / 5);
+        y + 5 * ((2 * x + 3 * y) % 5)
     }
 
-    /// Keccak-256 of eight messages, one per lane. Lanes whose message needs fewer blocks
-    /// keep absorbing padding-free zeros after their last block; their digest is taken
-    /// right after their own last permutation.
+    /// Keccak-f[1600] on eight states, one per 64-bit lane of 25 `zmm` registers.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
-    unsafe fn hash8(msgs: &[&[u8]; 8]) -> [B256; 8] {
-        let nblocks: [usize; 8] = std::array::from_fn(|l| blocks(msgs[l].len()));
-        let max_blocks = *nblocks.iter().max().expect("eight lanes");
-        let mut state = [_mm512_setzero_si512(); 25];
-        let mut digests = [B256::ZERO; 8];
-        for b in 0..max_blocks {
-            for (w, lane) in state.iter_mut().enumerate().take(RATE_WORDS) {
-                let words: [u64; 8] = std::array::from_fn(|l| {
-                    if b < nblocks[l] {
-                        padded_word(msgs[l], b, w)
-                    } else {
-                        0
-                    }
-                });
-                *lane = _mm512_xor_si512(*lane, _mm512_loadu_si512(words.as_ptr().cast()));
-            }
-            permute(&mut state);
-            for (l, digest) in digests.iter_mut().enumerate() {
-                if nblocks[l] == b + 1 {
-                    for w in 0..4 {
-                        let mut words = [0u64; 8];
-                        _mm512_storeu_si512(words.as_mut_ptr().cast(), state[w]);
-                        digest[w * 8..w * 8 + 8].copy_from_slice(&words[l].to_le_bytes());
-                    }
-                }
-            }
-        }
-        digests
-    }
-
-    /// Keccak-f[1600] on eight states at once (lane `i` of `a[x + 5y]` is word `x + 5y`
-    /// of state `i`).
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn permute(a: &mut [__m512i; 25]) {
+    #[allow(clippy::needless_range_loop)] // the index loops are what LLVM unrolls (above)
+    pub(super) unsafe fn permute8(state: &mut State<8>) {
+        let mut a: [__m512i; 25] = std::array::from_fn(|i| _mm512_loadu_si512(state[i].as_ptr().cast()));
         for rc in RC {
             // theta: column parities, then each word absorbs its two neighbouring columns.
             let c: [__m512i; 5] = std::array::from_fn(|x| {
                 let t = _mm512_ternarylogic_epi64::<0x96>(a[x], a[x + 5], a[x + 10]);
                 _mm512_ternarylogic_epi64::<0x96>(t, a[x + 15], a[x + 20])
             });
-            let d: [__m512i; 5] = std::array::from_fn(|x| {
-                _mm512_xor_si512(c[(x + 4) % 5], _mm512_rol_epi64::<1>(c[(x + 1) % 5]))
-            });
-            // rho and pi: word (x, y) rotated moves to (y, 2x + 3y).
+            let d: [__m512i; 5] =
+                std::array::from_fn(|x| _mm512_xor_si512(c[(x + 4) % 5], _mm512_rol_epi64::<1>(c[(x + 1) % 5])));
+            // rho and pi.
+            // (Nested loops over x and y: LLVM unrolls these fully, keeping every word in
+            // a register; a single loop over 25 was left rolled and ran 3x slower.)
             let mut b = [_mm512_setzero_si512(); 25];
             for y in 0..5 {
                 for x in 0..5 {
                     let i = x + 5 * y;
                     let v = _mm512_xor_si512(a[i], d[x]);
-                    b[y + 5 * ((2 * x + 3 * y) % 5)] =
-                        _mm512_rolv_epi64(v, _mm512_set1_epi64(RHO[i] as i64));
+                    b[pi(i)] = _mm512_rolv_epi64(v, _mm512_set1_epi64(RHO[i] as i64));
                 }
             }
             // chi: a ^ (!b & c) in one instruction.
             for y in 0..5 {
                 for x in 0..5 {
-                    a[x + 5 * y] = _mm512_ternarylogic_epi64::<0xD2>(
-                        b[x + 5 * y],
-                        b[(x + 1) % 5 + 5 * y],
-                        b[(x + 2) % 5 + 5 * y],
-                    );
+                    a[x + 5 * y] =
+                        _mm512_ternarylogic_epi64::<0xD2>(b[x + 5 * y], b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
                 }
             }
             // iota
             a[0] = _mm512_xor_si512(a[0], _mm512_set1_epi64(rc as i64));
+        }
+        for (i, word) in a.iter().enumerate() {
+            _mm512_storeu_si512(state[i].as_mut_ptr().cast(), *word);
+        }
+    }
+
+    /// Rotates each 64-bit lane left by `n` (AVX2 has no rotate instruction).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn rol4(v: __m256i, n: u32) -> __m256i {
+        if n == 0 {
+            return v;
+        }
+        let left = _mm256_sll_epi64(v, _mm_cvtsi32_si128(n as i32));
+        let right = _mm256_srl_epi64(v, _mm_cvtsi32_si128(64 - n as i32));
+        _mm256_or_si256(left, right)
+    }
+
+    /// Keccak-f[1600] on four states, one per 64-bit lane of 25 `ymm` registers.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::needless_range_loop)] // as in `permute8`
+    pub(super) unsafe fn permute4(state: &mut State<4>) {
+        let mut a: [__m256i; 25] = std::array::from_fn(|i| _mm256_loadu_si256(state[i].as_ptr().cast()));
+        for rc in RC {
+            let c: [__m256i; 5] = std::array::from_fn(|x| {
+                let t = _mm256_xor_si256(_mm256_xor_si256(a[x], a[x + 5]), a[x + 10]);
+                _mm256_xor_si256(_mm256_xor_si256(t, a[x + 15]), a[x + 20])
+            });
+            let d: [__m256i; 5] = std::array::from_fn(|x| _mm256_xor_si256(c[(x + 4) % 5], rol4(c[(x + 1) % 5], 1)));
+            let mut b = [_mm256_setzero_si256(); 25];
+            for y in 0..5 {
+                for x in 0..5 {
+                    let i = x + 5 * y;
+                    b[pi(i)] = rol4(_mm256_xor_si256(a[i], d[x]), RHO[i]);
+                }
+            }
+            // chi: andnot(b, c) is !b & c.
+            for y in 0..5 {
+                for x in 0..5 {
+                    let (b1, b2) = (b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
+                    a[x + 5 * y] = _mm256_xor_si256(b[x + 5 * y], _mm256_andnot_si256(b1, b2));
+                }
+            }
+            a[0] = _mm256_xor_si256(a[0], _mm256_set1_epi64x(rc as i64));
+        }
+        for (i, word) in a.iter().enumerate() {
+            _mm256_storeu_si256(state[i].as_mut_ptr().cast(), *word);
         }
     }
 }
@@ -231,28 +311,44 @@ mod tests {
     use super::*;
 
     fn message(len: usize, seed: u64) -> Vec<u8> {
-        (0..len)
-            .map(|i| (i as u64).wrapping_mul(0x9e37_79b9).wrapping_add(seed) as u8)
-            .collect()
+        (0..len).map(|i| (i as u64).wrapping_mul(0x9e37_79b9).wrapping_add(seed) as u8).collect()
     }
 
-    #[test]
-    fn matches_scalar_keccak_for_every_length_and_batch_shape() {
-        // Lengths around every padding boundary (0, 135, 136, 271, 272, ...) and mixed
-        // block counts inside one group of eight.
-        let lengths: Vec<usize> = (0..700).collect();
-        for batch in [1usize, 2, 3, 7, 8, 9, 17, 64] {
-            for start in (0..lengths.len()).step_by(batch.max(13)) {
-                let msgs: Vec<Vec<u8>> = (0..batch)
-                    .map(|j| message(lengths[(start + j * 37) % lengths.len()], j as u64))
-                    .collect();
+    /// Batches of many shapes: lengths around every padding boundary (0, 135, 136, 271,
+    /// 272, ...) and mixed block counts inside one group of lanes.
+    fn check_against_scalar(hash: impl Fn(&[&[u8]], &mut [B256])) {
+        for batch in [1usize, 2, 3, 4, 5, 7, 8, 9, 17, 64] {
+            for start in (0..700).step_by(batch.max(13)) {
+                let msgs: Vec<Vec<u8>> = (0..batch).map(|j| message((start + j * 37) % 700, j as u64)).collect();
                 let refs: Vec<&[u8]> = msgs.iter().map(|m| m.as_slice()).collect();
                 let mut out = vec![B256::ZERO; batch];
-                keccak256_many(&refs, &mut out);
+                hash(&refs, &mut out);
                 for (m, o) in msgs.iter().zip(&out) {
                     assert_eq!(*o, keccak256(m), "length {}", m.len());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn matches_scalar_keccak_for_every_length_and_batch_shape() {
+        check_against_scalar(keccak256_many);
+    }
+
+    /// Each vector width on its own, whichever one `keccak256_many` picks on this CPU
+    /// (skipped, and said so, where the CPU lacks the instructions).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn each_vector_width_matches_scalar_keccak() {
+        if is_x86_feature_detected!("avx512f") {
+            check_against_scalar(|m, o| simd::hash_all::<8>(m.len(), &|i| m[i], o, simd::permute8));
+        } else {
+            eprintln!("no AVX-512 on this CPU: eight-lane path not tested");
+        }
+        if is_x86_feature_detected!("avx2") {
+            check_against_scalar(|m, o| simd::hash_all::<4>(m.len(), &|i| m[i], o, simd::permute4));
+        } else {
+            eprintln!("no AVX2 on this CPU: four-lane path not tested");
         }
     }
 
@@ -270,29 +366,37 @@ mod tests {
         assert_eq!(padded_word(&m, 1, 0), 0x01);
     }
 
+    /// Per-hash cost of each path against the scalar assembly, for typical node sizes.
+    #[cfg(target_arch = "x86_64")]
     #[test]
     #[ignore = "microbenchmark: cargo test --release -p ethrex-trie keccak::tests::bench -- --ignored --nocapture"]
     fn bench() {
+        fn time(f: impl Fn()) -> f64 {
+            let t = std::time::Instant::now();
+            for _ in 0..20 {
+                f();
+            }
+            t.elapsed().as_nanos() as f64 / (20.0 * 4096.0)
+        }
         for len in [40usize, 110, 200, 532] {
             let msgs: Vec<Vec<u8>> = (0..4096).map(|j| message(len, j)).collect();
             let refs: Vec<&[u8]> = msgs.iter().map(|m| m.as_slice()).collect();
-            let mut out = vec![B256::ZERO; refs.len()];
-            let t = std::time::Instant::now();
-            for _ in 0..20 {
-                keccak256_many(&refs, &mut out);
-            }
-            let many = t.elapsed().as_nanos() as f64 / (20.0 * refs.len() as f64);
-            let t = std::time::Instant::now();
-            for _ in 0..20 {
-                for (m, o) in refs.iter().zip(out.iter_mut()) {
+            let out = std::cell::RefCell::new(vec![B256::ZERO; refs.len()]);
+            let scalar = time(|| {
+                for (m, o) in refs.iter().zip(out.borrow_mut().iter_mut()) {
                     *o = keccak256(m);
                 }
+            });
+            let mut line = format!("{len:4} bytes: scalar {scalar:6.1} ns");
+            if is_x86_feature_detected!("avx2") {
+                let four = time(|| simd::hash_all::<4>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute4));
+                line += &format!(", 4 lanes {four:6.1} ns ({:.2}x)", scalar / four);
             }
-            let scalar = t.elapsed().as_nanos() as f64 / (20.0 * refs.len() as f64);
-            eprintln!(
-                "{len:4} bytes: batched {many:6.1} ns, scalar {scalar:6.1} ns, {:.2}x",
-                scalar / many
-            );
+            if is_x86_feature_detected!("avx512f") {
+                let eight = time(|| simd::hash_all::<8>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute8));
+                line += &format!(", 8 lanes {eight:6.1} ns ({:.2}x)", scalar / eight);
+            }
+            eprintln!("{line}");
         }
     }
 }
