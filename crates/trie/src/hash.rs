@@ -7,7 +7,8 @@
 //! A node's hash needs its children's, but nodes of the same height (distance to
 //! the lowest changed node below them) never depend on each other. So the changed
 //! nodes are hashed level by level, bottom-up, each level as one batch for
-//! [`keccak256_many`], which runs eight hashes side by side where the CPU allows.
+//! [`keccak256_many`](crate::keccak::keccak256_many), which runs eight or four hashes
+//! side by side where the CPU allows.
 
 use crate::{
     keccak::keccak256_indexed,
@@ -138,7 +139,18 @@ fn hash_subtree_with(scratch: &mut Scratch, top: &mut Cell, mut out: Option<&mut
     }
     // No pointer into the subtree may outlive this call.
     levels.iter_mut().for_each(Vec::clear);
+    // A one-off huge trie (a large genesis) must not pin its level buffers to the thread.
+    if encoded.capacity() > SCRATCH_KEEP_BYTES {
+        *encoded = Vec::new();
+    }
+    for level in levels.iter_mut().filter(|l| l.capacity() > SCRATCH_KEEP_BYTES / 64) {
+        *level = Vec::new();
+    }
 }
+
+/// Largest encoded level kept between calls (a block's busiest storage trie encodes a
+/// few hundred KiB per level).
+const SCRATCH_KEEP_BYTES: usize = 4 << 20;
 
 /// Puts every cell under `cell` that needs work into `levels[height]`, where a cell's
 /// height is one more than the highest of its children that need work (0 if none).
