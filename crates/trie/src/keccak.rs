@@ -1,7 +1,7 @@
 //! Keccak-256 of many independent messages at once.
 //!
 //! Merkleizing a block hashes thousands of trie nodes whose hashes do not depend on each
-//! other (all nodes at the same height), and Keccak-f[1600] is pure arithmetic on 25
+//! other (all nodes at the same height), and Keccak-f\[1600\] is pure arithmetic on 25
 //! words. So several permutations run side by side, one per 64-bit lane of 25 vector
 //! registers: eight with AVX-512 (native 64-bit rotate, and the three-input logic
 //! instruction doing chi's `a ^ (!b & c)` and theta's five-way xors in one op each), four
@@ -216,7 +216,7 @@ mod simd {
         y + 5 * ((2 * x + 3 * y) % 5)
     }
 
-    /// Keccak-f[1600] on eight states, one per 64-bit lane of 25 `zmm` registers.
+    /// Keccak-f\[1600\] on eight states, one per 64-bit lane of 25 `zmm` registers.
     ///
     /// # Safety
     /// The CPU must support AVX-512F.
@@ -270,7 +270,7 @@ mod simd {
         _mm256_or_si256(left, right)
     }
 
-    /// Keccak-f[1600] on four states, one per 64-bit lane of 25 `ymm` registers.
+    /// Keccak-f\[1600\] on four states, one per 64-bit lane of 25 `ymm` registers.
     ///
     /// # Safety
     /// The CPU must support AVX2.
