@@ -35,8 +35,9 @@ pub(crate) fn keccak256_indexed<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], o
     assert_eq!(n, out.len(), "one output per message");
     #[cfg(target_arch = "x86_64")]
     match simd::best() {
-        Some(simd::Width::Eight) => return simd::hash_all::<8>(n, &msg, out, simd::permute8),
-        Some(simd::Width::Four) => return simd::hash_all::<4>(n, &msg, out, simd::permute4),
+        // SAFETY: `best()` picks a width only after checking the CPU has its instructions.
+        Some(simd::Width::Eight) => return unsafe { simd::hash_all::<8>(n, &msg, out, simd::permute8) },
+        Some(simd::Width::Four) => return unsafe { simd::hash_all::<4>(n, &msg, out, simd::permute4) },
         None => {}
     }
     for (i, o) in out.iter_mut().enumerate() {
@@ -116,7 +117,10 @@ mod simd {
     /// Sorts the messages by block count so that each group of `N` wastes few lane
     /// permutations, hashes the groups `N` at a time and leaves groups too small to pay
     /// for a vector permutation to the scalar code.
-    pub(super) fn hash_all<'a, const N: usize>(
+    ///
+    /// # Safety
+    /// `permute` must be supported by the CPU.
+    pub(super) unsafe fn hash_all<'a, const N: usize>(
         n: usize,
         msg: &impl Fn(usize) -> &'a [u8],
         out: &mut [B256],
@@ -135,7 +139,7 @@ mod simd {
             for (lane, &i) in lanes.iter_mut().zip(group) {
                 *lane = msg(i as usize);
             }
-            // SAFETY: `best()` chose `permute` after checking the CPU supports it.
+            // SAFETY: passed on from this function's contract.
             let digests = unsafe { hash_lanes(&lanes, permute) };
             for (lane, &i) in group.iter().enumerate() {
                 out[i as usize] = digests[lane];
@@ -340,13 +344,14 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn each_vector_width_matches_scalar_keccak() {
+        // SAFETY (both): each width runs only after its instructions were detected.
         if is_x86_feature_detected!("avx512f") {
-            check_against_scalar(|m, o| simd::hash_all::<8>(m.len(), &|i| m[i], o, simd::permute8));
+            check_against_scalar(|m, o| unsafe { simd::hash_all::<8>(m.len(), &|i| m[i], o, simd::permute8) });
         } else {
             eprintln!("no AVX-512 on this CPU: eight-lane path not tested");
         }
         if is_x86_feature_detected!("avx2") {
-            check_against_scalar(|m, o| simd::hash_all::<4>(m.len(), &|i| m[i], o, simd::permute4));
+            check_against_scalar(|m, o| unsafe { simd::hash_all::<4>(m.len(), &|i| m[i], o, simd::permute4) });
         } else {
             eprintln!("no AVX2 on this CPU: four-lane path not tested");
         }
@@ -389,11 +394,15 @@ mod tests {
             });
             let mut line = format!("{len:4} bytes: scalar {scalar:6.1} ns");
             if is_x86_feature_detected!("avx2") {
-                let four = time(|| simd::hash_all::<4>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute4));
+                // SAFETY: AVX2 detected just above.
+                let four =
+                    time(|| unsafe { simd::hash_all::<4>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute4) });
                 line += &format!(", 4 lanes {four:6.1} ns ({:.2}x)", scalar / four);
             }
             if is_x86_feature_detected!("avx512f") {
-                let eight = time(|| simd::hash_all::<8>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute8));
+                // SAFETY: AVX-512F detected just above.
+                let eight =
+                    time(|| unsafe { simd::hash_all::<8>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute8) });
                 line += &format!(", 8 lanes {eight:6.1} ns ({:.2}x)", scalar / eight);
             }
             eprintln!("{line}");
