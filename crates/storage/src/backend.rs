@@ -111,5 +111,10 @@ pub trait KvBackend: Send + Sync + 'static {
     /// Applies the whole batch atomically and durably enough to survive a process kill.
     /// Borrowed, so the caller can keep the values (e.g. for its caches) without a copy.
     fn write(&self, batch: &WriteBatch) -> Result<(), StoreError>;
+    /// Makes every batch `write` has applied so far survive an OS crash or power loss
+    /// (fsync). Backends without a disk have nothing to do.
+    fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     fn kind(&self) -> &'static str;
 }

@@ -152,6 +152,13 @@ impl KvBackend for MdbxBackend {
         self.maybe_sync()
     }
 
+    fn sync(&self) -> Result<(), StoreError> {
+        let mut steady = self.steady.lock();
+        self.db.sync(true).map_err(err)?;
+        *steady = SteadyPoint { at: Instant::now(), pages: used_pages(&self.db)? };
+        Ok(())
+    }
+
     fn kind(&self) -> &'static str {
         "mdbx"
     }

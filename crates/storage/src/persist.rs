@@ -13,7 +13,10 @@
 //!   one). Blocks committed after that prefix are lost and must be imported again.
 //! - The queue is bounded (`MAX_PENDING_BATCHES`): if the disk falls behind, commits wait.
 //! - A failed write (full disk, I/O error) is sticky: the batch and every later one stay
-//!   off the disk, and every later commit and `flush` report the error.
+//!   off the disk, and every later commit and `flush` report the error; a `FailureWatch`
+//!   learns of it at once.
+//! - Written is not yet synced: `Store::persist` waits for the queue and then syncs the
+//!   backend, for callers that promise durability (the node, before a head is VALID).
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
@@ -198,20 +201,55 @@ impl Persister {
 
     /// Waits until every accepted batch is on the backend.
     pub(crate) fn flush(&self) -> Result<(), StoreError> {
+        self.wait_until_behind(0)
+    }
+
+    /// Waits until at most `lag` accepted batches are not yet on the backend.
+    pub(crate) fn wait_until_behind(&self, lag: u64) -> Result<(), StoreError> {
         let mut progress = self.shared.progress.lock();
         loop {
             if let Some(reason) = &progress.failure {
                 return Err(StoreError::Persistence(reason.clone()));
             }
-            if progress.written >= progress.accepted {
+            if progress.written + lag >= progress.accepted {
                 return Ok(());
             }
             self.shared.changed.wait(&mut progress);
         }
     }
 
+    /// A handle that waits for the first failed write without keeping the store open.
+    pub(crate) fn failure_watch(&self) -> FailureWatch {
+        FailureWatch { shared: self.shared.clone() }
+    }
+
     pub(crate) fn take_write_times(&self) -> Vec<Duration> {
         std::mem::take(&mut self.shared.progress.lock().write_times)
+    }
+}
+
+/// Waits for the persister's first failed write (see `Store::failure_watch`).
+#[derive(Clone)]
+pub struct FailureWatch {
+    shared: Arc<Shared>,
+}
+
+impl FailureWatch {
+    /// Blocks until a write fails and returns its reason; never returns while the disk
+    /// keeps up (a store that is dropped cleanly never fails).
+    pub fn wait(&self) -> String {
+        let mut progress = self.shared.progress.lock();
+        loop {
+            if let Some(reason) = &progress.failure {
+                return reason.clone();
+            }
+            self.shared.changed.wait(&mut progress);
+        }
+    }
+
+    /// The failure, if a write failed already.
+    pub fn failed(&self) -> Option<String> {
+        self.shared.progress.lock().failure.clone()
     }
 }
 

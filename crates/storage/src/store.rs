@@ -314,6 +314,23 @@ impl Store {
         self.persister.flush()
     }
 
+    /// Makes the committed blocks durable up to a bound: waits until at most `lag`
+    /// accepted batches are still waiting for the backend, then syncs the backend, so
+    /// every batch up to that point survives an OS crash or power loss. `lag` 0 makes
+    /// everything committed so far durable. Reports a failed write.
+    pub fn persist(&self, lag: u64) -> Result<(), StoreError> {
+        self.persister.wait_until_behind(lag)?;
+        self.backend.sync()?;
+        // A write can fail while we synced; the caller must not report durability then.
+        self.persister.check()
+    }
+
+    /// Waits for the first failed background write without keeping the store open. A
+    /// node uses it to stop instead of serving state it cannot keep.
+    pub fn failure_watch(&self) -> crate::persist::FailureWatch {
+        self.persister.failure_watch()
+    }
+
     /// How long the backend took for each batch written since the last call.
     pub fn take_write_times(&self) -> Vec<std::time::Duration> {
         self.persister.take_write_times()
