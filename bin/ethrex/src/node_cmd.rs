@@ -22,7 +22,7 @@ pub struct DbArgs {
     #[arg(long)]
     pub datadir: PathBuf,
     /// mdbx or rocksdb.
-    #[arg(long, default_value = "mdbx")]
+    #[arg(long, default_value = "rocksdb")]
     pub db: String,
 }
 
@@ -115,6 +115,11 @@ pub struct NodeArgs {
     pub metrics_port: Option<u16>,
     #[arg(long = "metrics.addr", default_value = "127.0.0.1")]
     pub metrics_addr: IpAddr,
+    /// How many imported blocks may still be waiting for the disk when
+    /// engine_forkchoiceUpdated answers VALID. 0: a head is answered VALID only once it
+    /// is written and synced.
+    #[arg(long, default_value_t = 0)]
+    pub persistence_lag: u64,
     #[command(flatten)]
     pub exec: ExecArgs,
 }
@@ -123,7 +128,7 @@ pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     let chain = open_chain(&args.network, &args.db, &args.exec)?;
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
-    let node = Arc::new(Node::new(chain));
+    let node = Arc::new(Node::new(chain).with_persistence_lag(args.persistence_lag));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     runtime.block_on(async move {
         if let Some(port) = args.metrics_port {
@@ -142,14 +147,11 @@ pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         let head = node.chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
         metrics::gauge!("ethrex_head_number").set(head as f64);
         tracing::info!(head, "serving");
-        shutdown_signal().await;
-        tracing::info!("shutting down");
-        let _ = servers.auth.stop();
-        if let Some((h, _)) = servers.http {
-            let _ = h.stop();
-        }
-        servers.auth.stopped().await;
-        node.chain.store.flush().context("writing the last blocks to the database")?;
+        ethrex_rpc::server::serve(node, servers, async {
+            shutdown_signal().await;
+            tracing::info!("shutting down");
+        })
+        .await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

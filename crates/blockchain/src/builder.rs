@@ -9,6 +9,7 @@ use crate::state_root::compute_state_update;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
+use alloy_eips::eip7685::Requests;
 use alloy_primitives::{Address, Bytes, B256};
 use ethrex_common::{
     compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock, Transaction, Withdrawal,
@@ -28,10 +29,23 @@ pub struct PayloadAttributes {
     pub extra_data: Bytes,
 }
 
+/// A built block with the execution requests its header's `requests_hash` commits to
+/// (from Prague on; the Engine API hands them out beside the payload).
+#[derive(Debug, Clone)]
+pub struct BuiltBlock {
+    pub block: BlockWithBal,
+    pub requests: Option<Requests>,
+}
+
 impl Blockchain {
     /// Builds a block with exactly `transactions` on top of the current head. Fails if any
     /// transaction is invalid there. Nothing is written.
     pub fn build_block(&self, attributes: &PayloadAttributes, transactions: Vec<Transaction>) -> Result<BlockWithBal, BlockError> {
+        self.build_payload(attributes, transactions).map(|built| built.block)
+    }
+
+    /// `build_block`, also returning the block's execution requests.
+    pub fn build_payload(&self, attributes: &PayloadAttributes, transactions: Vec<Transaction>) -> Result<BuiltBlock, BlockError> {
         let parent_hash = self.store.head()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
         let parent = self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
         let timestamp = attributes.timestamp;
@@ -75,6 +89,6 @@ impl Blockchain {
         header.block_access_list_hash = output.bal.as_deref().map(compute_block_access_list_hash);
         let (state_root, _, _) = compute_state_update(&self.store, parent.state_root, &output.accounts, output.codes)?;
         header.state_root = state_root;
-        Ok(BlockWithBal { block: recovered.block, bal: output.bal })
+        Ok(BuiltBlock { block: BlockWithBal { block: recovered.block, bal: output.bal }, requests: output.requests })
     }
 }

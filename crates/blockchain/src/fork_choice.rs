@@ -22,9 +22,12 @@ pub enum ForkChoiceError {
     /// The requested head or one of its ancestors is not known: the node must sync.
     #[error("block {0} is unknown")]
     Unknown(B256),
-    /// A block of the new branch is invalid; the previous head was restored.
+    /// A block of the new branch breaks a consensus rule; the previous head was restored.
+    /// Only block faults (`BlockError::is_invalid_block`) end up here.
     #[error("block {hash} of the new branch is invalid: {error}")]
     InvalidBlock { hash: B256, latest_valid: B256, error: BlockError },
+    /// The node failed (storage, missing state): nothing is known about the block's
+    /// validity. The previous head was restored where the store allowed it.
     #[error(transparent)]
     Other(#[from] BlockError),
 }
@@ -78,6 +81,10 @@ impl Blockchain {
                 self.unwind_to(ancestor)?;
                 for old in old_chain.into_iter().rev() {
                     self.import_block(old)?;
+                }
+                if !error.is_invalid_block() {
+                    // A local failure says nothing about the block: no verdict.
+                    return Err(ForkChoiceError::Other(error));
                 }
                 return Err(ForkChoiceError::InvalidBlock { hash, latest_valid, error });
             }

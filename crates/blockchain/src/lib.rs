@@ -9,6 +9,6 @@ pub mod import;
 pub mod state_root;
 pub mod validation;
 
-pub use builder::PayloadAttributes;
+pub use builder::{BuiltBlock, PayloadAttributes};
 pub use error::BlockError;
 pub use import::{BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, BAL_PARALLEL_TX_THRESHOLD};

@@ -1,26 +1,26 @@
 //! Engine API (Cancun through Amsterdam): payload import, fork choice, payload building.
 
-use crate::node::{BuiltPayload, Node};
+use crate::node::{BuiltPayload, InvalidBlock, Node};
 use alloy_consensus::Transaction as _;
 use alloy_eips::eip7685::Requests;
 use alloy_primitives::{keccak256, Bytes, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_rpc_types_engine::{
-    ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState,
-    PayloadAttributes as EnginePayloadAttributes, PayloadId,
+    ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState, ForkchoiceUpdated,
+    PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus, PayloadStatusEnum,
+    INVALID_FORK_CHOICE_STATE_ERROR, INVALID_PAYLOAD_ATTRIBUTES_ERROR,
 };
 use ethrex_blockchain::fork_choice::ForkChoiceError;
-use ethrex_blockchain::PayloadAttributes;
+use ethrex_blockchain::{BlockError, PayloadAttributes};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, Fork, Transaction};
 use jsonrpsee::types::{ErrorObjectOwned, Params};
 use jsonrpsee::RpcModule;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-pub const UNSUPPORTED_FORK: i32 = -38005;
 pub const UNKNOWN_PAYLOAD: i32 = -38001;
-pub const INVALID_FORKCHOICE_STATE: i32 = -38002;
-pub const INVALID_PAYLOAD_ATTRIBUTES: i32 = -38003;
+pub const UNSUPPORTED_FORK: i32 = -38005;
+pub const TOO_LARGE_REQUEST: i32 = -38004;
 pub const INVALID_PARAMS: i32 = -32602;
 pub const INTERNAL_ERROR: i32 = -32603;
 
@@ -43,8 +43,35 @@ fn err(code: i32, message: impl Into<String>) -> ErrorObjectOwned {
     ErrorObjectOwned::owned(code, message.into(), None::<()>)
 }
 
-fn status(status: &str, latest_valid: Option<B256>, error: Option<String>) -> Value {
-    json!({ "status": status, "latestValidHash": latest_valid, "validationError": error })
+fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
+    err(INTERNAL_ERROR, e.to_string())
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<Value, ErrorObjectOwned> {
+    serde_json::to_value(value).map_err(internal)
+}
+
+fn valid(hash: B256) -> PayloadStatus {
+    PayloadStatus::new(PayloadStatusEnum::Valid, Some(hash))
+}
+
+/// INVALID. `validation_error` starts with the EF fixtures' exception name for the rule
+/// the block breaks (`BlockException.*` / `TransactionException.*`), then `: ` and the
+/// details, so a test harness can match verdicts without parsing prose.
+fn invalid(latest_valid: Option<B256>, validation_error: String) -> PayloadStatus {
+    PayloadStatus::new(PayloadStatusEnum::Invalid { validation_error }, latest_valid)
+}
+
+fn verdict_text(error: &BlockError) -> String {
+    format!("{}: {error}", error.ef_exception())
+}
+
+fn remembered(verdict: InvalidBlock) -> PayloadStatus {
+    invalid(Some(verdict.latest_valid), verdict.reason)
+}
+
+fn no_status(status: PayloadStatusEnum) -> PayloadStatus {
+    PayloadStatus::from_status(status)
 }
 
 /// The payload fields every version shares, as a block.
@@ -68,49 +95,59 @@ fn require_fork(node: &Node, timestamp: u64, allowed: &[Fork]) -> Result<(), Err
 }
 
 fn block_from_v3(payload: ExecutionPayloadV3) -> Result<Block, String> {
-    payload.try_into_block::<Transaction>().map_err(|e| format!("invalid payload: {e}"))
+    payload.try_into_block::<Transaction>().map_err(|e| format!("BlockException.INCORRECT_BLOCK_FORMAT: invalid payload: {e}"))
 }
 
 /// Runs the import and turns its outcome into a payload status.
-fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) -> Result<Value, ErrorObjectOwned> {
+///
+/// A block is INVALID only for a fault of its own (`BlockError::is_invalid_block`); the
+/// node's own failures (storage, missing state) are JSON-RPC errors and leave no verdict,
+/// so the consensus client can send the block again.
+fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) -> Result<PayloadStatus, ErrorObjectOwned> {
     let Incoming { block, bal, expected_hash } = incoming;
     let hash = block.header.hash_slow();
     if hash != expected_hash {
         // Since engine_newPayloadV2 a wrong block hash is INVALID with no latest valid hash
         // (INVALID_BLOCK_HASH belongs to V1).
-        return Ok(status("INVALID", None, Some(format!("block hash {expected_hash} does not match the payload ({hash})"))));
+        return Ok(invalid(None, format!("BlockException.INVALID_BLOCK_HASH: block hash {expected_hash} does not match the payload ({hash})")));
     }
     let parent = block.header.parent_hash;
     let hashes: Vec<B256> = block.body.transactions.iter().flat_map(|tx| tx.blob_versioned_hashes().unwrap_or_default().to_vec()).collect();
     if hashes != versioned_hashes {
-        return Ok(status("INVALID", Some(parent), Some("blob versioned hashes do not match the transactions".into())));
+        // The consensus layer's list disagrees with the block: no verdict on the block.
+        return Ok(invalid(Some(parent), "BlockException.INVALID_VERSIONED_HASHES: blob versioned hashes do not match the transactions".into()));
     }
     let _guard = node.write_lock.lock();
-    if let Some((latest_valid, reason)) = node.invalid.lock().get(&parent).cloned() {
-        node.invalid.lock().insert(hash, (latest_valid, reason.clone()));
-        return Ok(status("INVALID", Some(latest_valid), Some(format!("descends from an invalid block: {reason}"))));
+    if let Some(verdict) = node.invalid_verdict(&hash) {
+        return Ok(remembered(verdict));
+    }
+    // A descendant of an invalid block is invalid: answered without executing it.
+    if let Some(ancestor) = node.invalid_verdict(&parent) {
+        let verdict = InvalidBlock { latest_valid: ancestor.latest_valid, reason: format!("{} (ancestor {parent} is invalid)", ancestor.reason) };
+        node.mark_invalid(hash, verdict.clone());
+        return Ok(remembered(verdict));
     }
     let store = &node.chain.store;
-    let internal = |e: ethrex_storage::StoreError| err(INTERNAL_ERROR, e.to_string());
     if store.header(&hash).map_err(internal)?.is_some() {
-        return Ok(status("VALID", Some(hash), None));
+        return Ok(valid(hash));
     }
-    let parent_known = store.header(&parent).map_err(internal)?.is_some() || node.pending.lock().contains_key(&parent);
+    let parent_known = store.header(&parent).map_err(internal)?.is_some() || node.pending.lock().contains(&parent);
     if !parent_known {
-        node.pending.lock().insert(hash, BlockWithBal { block, bal });
-        return Ok(status("SYNCING", None, None));
+        node.pending.lock().insert(BlockWithBal { block, bal });
+        return Ok(no_status(PayloadStatusEnum::Syncing));
     }
     if store.head().map_err(internal)? != Some(parent) {
-        node.pending.lock().insert(hash, BlockWithBal { block, bal });
-        return Ok(status("ACCEPTED", None, None));
+        node.pending.lock().insert(BlockWithBal { block, bal });
+        return Ok(no_status(PayloadStatusEnum::Accepted));
     }
     match node.chain.import_block(BlockWithBal { block, bal }) {
-        Ok(_) => Ok(status("VALID", Some(hash), None)),
+        Ok(_) => Ok(valid(hash)),
         Err(e) if e.is_invalid_block() => {
-            node.invalid.lock().insert(hash, (parent, e.to_string()));
-            Ok(status("INVALID", Some(parent), Some(e.to_string())))
+            let verdict = InvalidBlock { latest_valid: parent, reason: verdict_text(&e) };
+            node.mark_invalid(hash, verdict.clone());
+            Ok(remembered(verdict))
         }
-        Err(e) => Err(err(INTERNAL_ERROR, e.to_string())),
+        Err(e) => Err(internal(e)),
     }
 }
 
@@ -121,10 +158,10 @@ fn requests_hash(requests: &[Bytes]) -> B256 {
 /// Turns a V3-shaped payload into a block with the fields the payload leaves out of the
 /// header (beacon root; from Prague on, the requests hash). An undecodable payload is an
 /// INVALID status, not an error.
-fn block_from_payload(payload: ExecutionPayloadV3, root: B256, requests: Option<&[Bytes]>) -> Result<(Block, B256), Value> {
+fn block_from_payload(payload: ExecutionPayloadV3, root: B256, requests: Option<&[Bytes]>) -> Result<(Block, B256), PayloadStatus> {
     let expected_hash = payload.payload_inner.payload_inner.block_hash;
     let parent = payload.payload_inner.payload_inner.parent_hash;
-    let mut block = block_from_v3(payload).map_err(|e| status("INVALID", Some(parent), Some(e)))?;
+    let mut block = block_from_v3(payload).map_err(|e| invalid(Some(parent), e))?;
     block.header.parent_beacon_block_root = Some(root);
     block.header.requests_hash = requests.map(requests_hash);
     Ok((block, expected_hash))
@@ -133,19 +170,21 @@ fn block_from_payload(payload: ExecutionPayloadV3, root: B256, requests: Option<
 fn new_payload_v3(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
     let (payload, hashes, root): (ExecutionPayloadV3, Vec<B256>, B256) = params.parse()?;
     require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Cancun])?;
-    match block_from_payload(payload, root, None) {
-        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes),
-        Err(invalid) => Ok(invalid),
-    }
+    let status = match block_from_payload(payload, root, None) {
+        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?,
+        Err(invalid) => invalid,
+    };
+    to_json(&status)
 }
 
 fn new_payload_v4(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
     let (payload, hashes, root, requests): (ExecutionPayloadV3, Vec<B256>, B256, Vec<Bytes>) = params.parse()?;
     require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Prague, Fork::Osaka])?;
-    match block_from_payload(payload, root, Some(&requests)) {
-        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes),
-        Err(invalid) => Ok(invalid),
-    }
+    let status = match block_from_payload(payload, root, Some(&requests)) {
+        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?,
+        Err(invalid) => invalid,
+    };
+    to_json(&status)
 }
 
 fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
@@ -160,15 +199,64 @@ fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned
     let bal_bytes = payload.block_access_list.clone();
     let bal = match BlockAccessList::decode(&mut bal_bytes.as_ref()) {
         Ok(b) => b,
-        Err(e) => return Ok(status("INVALID", Some(parent), Some(format!("block access list does not decode: {e}")))),
+        Err(e) => {
+            let reason = format!("BlockException.INCORRECT_BLOCK_FORMAT: block access list does not decode: {e}");
+            return to_json(&invalid(Some(parent), reason));
+        }
     };
     let (mut block, expected_hash) = match block_from_payload(payload.payload_inner, root, Some(&requests)) {
         Ok(b) => b,
-        Err(invalid) => return Ok(invalid),
+        Err(invalid) => return to_json(&invalid),
     };
     block.header.block_access_list_hash = Some(keccak256(&bal_bytes));
     block.header.slot_number = Some(payload.slot_number);
-    import_payload(node, Incoming { block, bal: Some(bal), expected_hash }, &hashes)
+    to_json(&import_payload(node, Incoming { block, bal: Some(bal), expected_hash }, &hashes)?)
+}
+
+fn updated(status: PayloadStatus) -> Result<Value, ErrorObjectOwned> {
+    to_json(&ForkchoiceUpdated::new(status))
+}
+
+/// `safe` / `finalized` must be zero (not yet known to the consensus layer) or a block on
+/// the canonical chain, which now ends at the head.
+fn check_on_head_chain(node: &Node, which: &str, hash: B256) -> Result<(), ErrorObjectOwned> {
+    if hash.is_zero() {
+        return Ok(());
+    }
+    let store = &node.chain.store;
+    let number = store.block_number(&hash).map_err(internal)?;
+    let canonical = match number {
+        Some(n) => store.canonical_hash(n).map_err(internal)? == Some(hash),
+        None => false,
+    };
+    if canonical {
+        Ok(())
+    } else {
+        Err(err(INVALID_FORK_CHOICE_STATE_ERROR, format!("Invalid forkchoice state: {which} block {hash} is not on the head's chain")))
+    }
+}
+
+/// The payload attributes the fork at their timestamp requires, checked after the head
+/// moved (the spec keeps the fork choice even when the attributes are rejected).
+fn check_attributes(node: &Node, head: &ethrex_common::Header, a: &EnginePayloadAttributes) -> Result<(), ErrorObjectOwned> {
+    let bad = |why: &str| Err(err(INVALID_PAYLOAD_ATTRIBUTES_ERROR, format!("Invalid payload attributes: {why}")));
+    if a.timestamp <= head.timestamp {
+        return bad(&format!("timestamp {} is not after the head's {}", a.timestamp, head.timestamp));
+    }
+    let fork = fork_of(node, a.timestamp);
+    if fork >= Fork::Shanghai && a.withdrawals.is_none() {
+        return bad("withdrawals missing");
+    }
+    if fork >= Fork::Cancun && a.parent_beacon_block_root.is_none() {
+        return bad("parentBeaconBlockRoot missing");
+    }
+    if fork >= Fork::Amsterdam && a.slot_number.is_none() {
+        return bad("slotNumber missing");
+    }
+    if fork < Fork::Amsterdam && a.slot_number.is_some() {
+        return bad(&format!("slotNumber given for a {} payload", fork.name()));
+    }
+    Ok(())
 }
 
 fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorObjectOwned> {
@@ -185,11 +273,16 @@ fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
     }
     let head = state.head_block_hash;
     if head.is_zero() {
-        return Err(err(INVALID_FORKCHOICE_STATE, "head block hash is zero"));
+        return Err(err(INVALID_FORK_CHOICE_STATE_ERROR, "Invalid forkchoice state: head block hash is zero"));
     }
     let _guard = node.write_lock.lock();
-    if let Some((latest_valid, reason)) = node.invalid.lock().get(&head).cloned() {
-        return Ok(json!({ "payloadStatus": status("INVALID", Some(latest_valid), Some(reason)), "payloadId": null }));
+    if let Some(verdict) = node.invalid_verdict(&head) {
+        return updated(remembered(verdict));
+    }
+    // A head whose branch (still unexecuted) runs through a known-invalid block.
+    if let Some(verdict) = invalid_ancestor_in_pending(node, head) {
+        node.mark_invalid(head, verdict.clone());
+        return updated(remembered(verdict));
     }
     let result = {
         let pending = node.pending.lock();
@@ -197,26 +290,52 @@ fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
     };
     match result {
         Ok(()) => {}
-        Err(ForkChoiceError::Unknown(_)) => return Ok(json!({ "payloadStatus": status("SYNCING", None, None), "payloadId": null })),
+        Err(ForkChoiceError::Unknown(_)) => return updated(no_status(PayloadStatusEnum::Syncing)),
         Err(ForkChoiceError::InvalidBlock { hash, latest_valid, error }) => {
-            node.invalid.lock().insert(hash, (latest_valid, error.to_string()));
-            return Ok(json!({ "payloadStatus": status("INVALID", Some(latest_valid), Some(error.to_string())), "payloadId": null }));
+            let verdict = InvalidBlock { latest_valid, reason: verdict_text(&error) };
+            node.mark_invalid(hash, verdict.clone());
+            node.mark_invalid(head, verdict.clone());
+            return updated(remembered(verdict));
         }
-        Err(ForkChoiceError::Other(e)) => return Err(err(INTERNAL_ERROR, e.to_string())),
+        Err(ForkChoiceError::Other(e)) => return Err(internal(e)),
     }
-    node.pending.lock().retain(|h, _| node.chain.store.header(h).ok().flatten().is_none());
-    let payload_id = match attributes {
-        None => None,
-        Some(a) => Some(build_payload(node, head, a)?),
-    };
-    Ok(json!({ "payloadStatus": status("VALID", Some(head), None), "payloadId": payload_id }))
+    // Durability: VALID promises the head survives a crash (up to the configured lag).
+    node.chain
+        .store
+        .persist(node.persistence_lag)
+        .map_err(|e| internal(format!("the head could not be made durable: {e}")))?;
+    check_on_head_chain(node, "safe", state.safe_block_hash)?;
+    check_on_head_chain(node, "finalized", state.finalized_block_hash)?;
+    {
+        let store = &node.chain.store;
+        node.pending.lock().retain(|h, _| store.header(h).ok().flatten().is_none());
+    }
+    let mut response = ForkchoiceUpdated::new(valid(head));
+    if let Some(a) = attributes {
+        let header = node.chain.store.header(&head).map_err(internal)?.ok_or_else(|| internal("head header missing"))?;
+        check_attributes(node, &header, &a)?;
+        response = response.with_payload_id(build_payload(node, &header, a)?);
+    }
+    to_json(&response)
 }
 
-fn build_payload(node: &Node, head: B256, a: EnginePayloadAttributes) -> Result<PayloadId, ErrorObjectOwned> {
-    let parent = node.chain.store.header(&head).map_err(|e| err(INTERNAL_ERROR, e.to_string()))?.ok_or_else(|| err(INTERNAL_ERROR, "head header missing"))?;
-    if a.timestamp <= parent.timestamp {
-        return Err(err(INVALID_PAYLOAD_ATTRIBUTES, "payload timestamp must be greater than the head's"));
+/// Walks the unexecuted side blocks from `head` towards the canonical chain; returns a
+/// verdict if one of them (or the block they attach to) is known invalid.
+fn invalid_ancestor_in_pending(node: &Node, head: B256) -> Option<InvalidBlock> {
+    let pending = node.pending.lock();
+    let mut cursor = head;
+    // Bounded by the side-block cache: every step visits a different cached block.
+    for _ in 0..=crate::node::MAX_SIDE_BLOCKS {
+        let parent = pending.get(&cursor)?.block.header.parent_hash;
+        if let Some(ancestor) = node.invalid_verdict(&parent) {
+            return Some(InvalidBlock { latest_valid: ancestor.latest_valid, reason: format!("{} (ancestor {parent} is invalid)", ancestor.reason) });
+        }
+        cursor = parent;
     }
+    None
+}
+
+fn build_payload(node: &Node, parent: &ethrex_common::Header, a: EnginePayloadAttributes) -> Result<PayloadId, ErrorObjectOwned> {
     let attributes = PayloadAttributes {
         timestamp: a.timestamp,
         fee_recipient: a.suggested_fee_recipient,
@@ -228,13 +347,13 @@ fn build_payload(node: &Node, head: B256, a: EnginePayloadAttributes) -> Result<
         extra_data: Bytes::from_static(b"ethrex"),
     };
     // No transaction pool: payloads carry withdrawals and system-call effects only.
-    let block = node.chain.build_block(&attributes, vec![]).map_err(|e| err(INVALID_PAYLOAD_ATTRIBUTES, e.to_string()))?;
-    let mut id_input = head.to_vec();
+    let built = node.chain.build_payload(&attributes, vec![]).map_err(internal)?;
+    let mut id_input = parent.hash_slow().to_vec();
     id_input.extend_from_slice(&a.timestamp.to_be_bytes());
     id_input.extend_from_slice(a.prev_randao.as_slice());
     id_input.extend_from_slice(a.suggested_fee_recipient.as_slice());
     let id = PayloadId::new(keccak256(&id_input)[..8].try_into().expect("8 bytes"));
-    node.payloads.lock().insert(id, BuiltPayload { block, requests: vec![] });
+    node.payloads.lock().insert(id, BuiltPayload::new(built));
     Ok(id)
 }
 
@@ -301,7 +420,7 @@ pub fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
     reg(&mut m, "engine_getPayloadBodiesByHashV2", |n, p| {
         let (hashes,): (Vec<B256>,) = p.parse()?;
         if hashes.len() > 1024 {
-            return Err(err(-38004, "Too large request"));
+            return Err(err(TOO_LARGE_REQUEST, "Too large request"));
         }
         Ok(Value::Array(hashes.iter().map(|h| body_json(n, h)).collect::<Result<_, _>>()?))
     });
@@ -312,7 +431,7 @@ pub fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
             return Err(err(INVALID_PARAMS, "start and count must be positive"));
         }
         if count > 1024 {
-            return Err(err(-38004, "Too large request"));
+            return Err(err(TOO_LARGE_REQUEST, "Too large request"));
         }
         let mut out = Vec::new();
         for number in start..start.saturating_add(count) {

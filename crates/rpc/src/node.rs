@@ -1,40 +1,142 @@
 //! The node's shared state behind both RPC servers: the blockchain, blocks received on a
 //! side branch (not yet executed), verdicts on invalid blocks, and built payloads.
+//!
+//! Everything kept in memory here is bounded: a consensus client (or anyone holding the
+//! JWT secret) can send any number of side-chain or invalid payloads.
 
-use alloy_primitives::B256;
+use alloy_primitives::{Bytes, B256};
 use alloy_rpc_types_engine::PayloadId;
-use ethrex_blockchain::Blockchain;
+use ethrex_blockchain::fork_choice::BlockSource;
+use ethrex_blockchain::{Blockchain, BuiltBlock};
 use ethrex_common::BlockWithBal;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use quick_cache::unsync::Cache;
+
+/// Side-chain blocks kept for a later fork choice. A reorg deeper than this needs sync.
+pub const MAX_SIDE_BLOCKS: usize = 256;
+/// Invalid blocks remembered, so their descendants are answered without execution.
+pub const MAX_INVALID_BLOCKS: usize = 512;
+/// Built payloads kept for `engine_getPayload`.
+pub const MAX_BUILT_PAYLOADS: usize = 64;
 
 /// A payload built for `engine_getPayload`.
 #[derive(Clone)]
 pub struct BuiltPayload {
     pub block: BlockWithBal,
-    pub requests: Vec<alloy_primitives::Bytes>,
+    /// The EIP-7685 requests the header's `requests_hash` commits to (type-prefixed).
+    pub requests: Vec<Bytes>,
 }
 
+impl BuiltPayload {
+    /// Keeps the requests as the Engine API hands them out: ordered by type, without the
+    /// types that carry no request data (EIP-7685; `requests_hash` leaves them out too).
+    pub fn new(built: BuiltBlock) -> Self {
+        let requests = built.requests.map(|r| r.take()).unwrap_or_default().into_iter().filter(|r| r.len() > 1).collect();
+        Self { block: built.block, requests }
+    }
+}
+
+/// Why a block is invalid, and the newest valid block on its chain.
+#[derive(Debug, Clone)]
+pub struct InvalidBlock {
+    pub latest_valid: B256,
+    pub reason: String,
+}
+
+/// Blocks whose parent was not the head when they arrived; executed when a fork choice
+/// makes their branch canonical. The least recently used are dropped first.
+pub struct SideBlocks(Cache<B256, BlockWithBal>);
+
+impl SideBlocks {
+    fn new() -> Self {
+        Self(Cache::new(MAX_SIDE_BLOCKS))
+    }
+    pub fn insert(&mut self, block: BlockWithBal) {
+        self.0.insert(block.hash(), block);
+    }
+    pub fn contains(&self, hash: &B256) -> bool {
+        self.0.contains_key(hash)
+    }
+    pub fn get(&self, hash: &B256) -> Option<&BlockWithBal> {
+        self.0.get(hash)
+    }
+    pub fn retain(&mut self, keep: impl Fn(&B256, &BlockWithBal) -> bool) {
+        self.0.retain(|h, b| keep(h, b));
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl BlockSource for SideBlocks {
+    fn block(&self, hash: &B256) -> Option<BlockWithBal> {
+        self.0.peek(hash).cloned()
+    }
+}
+
+/// Verdicts on blocks found invalid, by hash.
+pub struct InvalidBlocks(Cache<B256, InvalidBlock>);
+
+impl InvalidBlocks {
+    fn new() -> Self {
+        Self(Cache::new(MAX_INVALID_BLOCKS))
+    }
+    pub fn insert(&mut self, hash: B256, verdict: InvalidBlock) {
+        self.0.insert(hash, verdict);
+    }
+    pub fn get(&self, hash: &B256) -> Option<InvalidBlock> {
+        self.0.get(hash).cloned()
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What the Engine API handlers share. Every handler that reads or moves the head takes
+/// `write_lock` first and each of the other locks only for one statement, never two of
+/// them at once: no lock is ever taken while the same thread holds it.
 pub struct Node {
     pub chain: Blockchain,
-    /// Blocks whose parent was not the head when they arrived; executed when a fork
-    /// choice makes their branch canonical.
-    pub pending: Mutex<HashMap<B256, BlockWithBal>>,
-    /// Blocks found invalid: hash -> (latest valid ancestor, reason).
-    pub invalid: Mutex<HashMap<B256, (B256, String)>>,
-    pub payloads: Mutex<HashMap<PayloadId, BuiltPayload>>,
+    pub pending: Mutex<SideBlocks>,
+    pub invalid: Mutex<InvalidBlocks>,
+    pub payloads: Mutex<Cache<PayloadId, BuiltPayload>>,
     /// Serialises everything that moves the head or writes blocks.
     pub write_lock: Mutex<()>,
+    /// How many committed blocks may still be waiting for the disk when
+    /// `forkchoiceUpdated` answers VALID (0: the head is synced to disk first).
+    pub persistence_lag: u64,
 }
 
 impl Node {
     pub fn new(chain: Blockchain) -> Self {
         Self {
             chain,
-            pending: Mutex::new(HashMap::new()),
-            invalid: Mutex::new(HashMap::new()),
-            payloads: Mutex::new(HashMap::new()),
+            pending: Mutex::new(SideBlocks::new()),
+            invalid: Mutex::new(InvalidBlocks::new()),
+            payloads: Mutex::new(Cache::new(MAX_BUILT_PAYLOADS)),
             write_lock: Mutex::new(()),
+            persistence_lag: 0,
         }
+    }
+
+    /// Lets `forkchoiceUpdated` answer VALID while up to `lag` blocks are not yet on disk.
+    pub fn with_persistence_lag(mut self, lag: u64) -> Self {
+        self.persistence_lag = lag;
+        self
+    }
+
+    /// The verdict on `hash`, if it is known invalid.
+    pub fn invalid_verdict(&self, hash: &B256) -> Option<InvalidBlock> {
+        self.invalid.lock().get(hash)
+    }
+
+    pub fn mark_invalid(&self, hash: B256, verdict: InvalidBlock) {
+        self.invalid.lock().insert(hash, verdict);
     }
 }

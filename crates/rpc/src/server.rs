@@ -59,8 +59,43 @@ pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, ht
     Ok(RunningServers { auth, auth_addr, http })
 }
 
+/// Serves until `shutdown` resolves (a clean stop: everything committed is written to
+/// disk first) or a background database write fails. After a failed write the node must
+/// not go on: the blocks it would keep answering about exist only in memory and vanish on
+/// restart. So the servers stop and the error is returned; the binary exits non-zero.
+pub async fn serve(node: Arc<Node>, servers: RunningServers, shutdown: impl std::future::Future<Output = ()>) -> Result<(), ServerError> {
+    let watch = node.chain.store.failure_watch();
+    let (failed_tx, failed_rx) = tokio::sync::oneshot::channel();
+    // The watch blocks on a condition variable; a plain thread keeps it off the runtime
+    // (it holds no store handle, so it never keeps the database open).
+    std::thread::Builder::new()
+        .name("ethrex-persist-watch".into())
+        .spawn(move || {
+            let _ = failed_tx.send(watch.wait());
+        })
+        .map_err(|e| ServerError::Setup(e.to_string()))?;
+    let failure = tokio::select! {
+        _ = shutdown => None,
+        reason = failed_rx => reason.ok(),
+    };
+    let _ = servers.auth.stop();
+    if let Some((h, _)) = &servers.http {
+        let _ = h.stop();
+    }
+    servers.auth.stopped().await;
+    if let Some((h, _)) = servers.http {
+        h.stopped().await;
+    }
+    if let Some(reason) = failure {
+        return Err(ServerError::Persistence(reason));
+    }
+    node.chain.store.flush().map_err(|e| ServerError::Persistence(e.to_string()))
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    #[error("writing a block to the database failed ({0}); stopped instead of serving blocks that would be lost on restart. The database holds every block up to the last one written; restart the node to resume from there")]
+    Persistence(String),
     #[error("binding the {what} to {addr}: {reason}")]
     Bind { what: &'static str, addr: SocketAddr, reason: String },
     #[error("setting up the RPC server: {0}")]

@@ -14,12 +14,15 @@ use ethrex_common::{BlockWithBal, ChainConfig, Fork, Header};
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::server::{start, RunningServers};
 use ethrex_rpc::Node;
-use ethrex_storage::Store;
+use ethrex_storage::backend::{Entries, KvBackend, Table, WriteBatch};
+use ethrex_storage::{DbKind, Store, StoreError};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const RECIPIENT: Address = address!("0x00000000000000000000000000000000000c0ffe");
 
@@ -35,21 +38,29 @@ fn genesis() -> (Header, BTreeMap<Address, GenesisAccount>, ChainConfig) {
 }
 
 fn new_chain() -> Blockchain {
+    new_chain_on(Store::in_memory())
+}
+
+fn new_chain_on(store: Store) -> Blockchain {
     let (header, alloc, config) = genesis();
-    let store = Store::in_memory();
     init_genesis(&store, header, &alloc).unwrap();
     Blockchain::new(store, config)
 }
 
 fn transfer(nonce: u64, value: u64) -> TxEnvelope {
+    call(nonce, RECIPIENT, value, Bytes::new(), 21_000)
+}
+
+fn call(nonce: u64, to: Address, value: u64, input: Bytes, gas_limit: u64) -> TxEnvelope {
     let tx = TxEip1559 {
         chain_id: 1,
         nonce,
-        gas_limit: 21_000,
+        gas_limit,
         max_fee_per_gas: 1_000,
         max_priority_fee_per_gas: 1,
-        to: TxKind::Call(RECIPIENT),
+        to: TxKind::Call(to),
         value: U256::from(value),
+        input,
         ..Default::default()
     };
     let sig = key().sign_hash_sync(&tx.signature_hash()).unwrap();
@@ -80,27 +91,51 @@ fn payload_params(b: &BlockWithBal) -> Value {
 }
 
 struct Running {
-    _rt: tokio::runtime::Runtime,
-    servers: RunningServers,
+    rt: Option<tokio::runtime::Runtime>,
+    node: Arc<Node>,
+    servers: Option<RunningServers>,
+    auth_addr: SocketAddr,
+    http_addr: SocketAddr,
     secret: JwtSecret,
     genesis_hash: B256,
 }
 
 fn start_node() -> Running {
-    let chain = new_chain();
-    let genesis_hash = chain.store.head().unwrap().unwrap();
-    let node = Arc::new(Node::new(chain));
+    start_node_with(Node::new(new_chain()))
+}
+
+fn start_node_with(node: Node) -> Running {
+    let genesis_hash = node.chain.store.genesis_hash().unwrap().unwrap();
+    let node = Arc::new(node);
     let secret = JwtSecret::from_hex(&"ab".repeat(32)).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let servers = rt
-        .block_on(start(node, "127.0.0.1:0".parse().unwrap(), secret.clone(), Some("127.0.0.1:0".parse().unwrap())))
+        .block_on(start(node.clone(), "127.0.0.1:0".parse().unwrap(), secret.clone(), Some("127.0.0.1:0".parse().unwrap())))
         .unwrap();
-    Running { _rt: rt, servers, secret, genesis_hash }
+    let (auth_addr, http_addr) = (servers.auth_addr, servers.http.as_ref().unwrap().1);
+    Running { rt: Some(rt), node, servers: Some(servers), auth_addr, http_addr, secret, genesis_hash }
+}
+
+impl Drop for Running {
+    /// A handler stuck for good (a deadlock) must fail its test, not hang it: dropping a
+    /// runtime would wait for its blocking threads forever.
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_timeout(Duration::from_secs(1));
+        }
+    }
 }
 
 /// One HTTP/1.1 POST; returns the status code and body.
 fn post(addr: SocketAddr, body: &[u8], bearer: Option<&str>) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
+    try_post(addr, body, bearer).unwrap()
+}
+
+/// `post`, for a server that may have stopped: `None` if it refused the connection.
+fn try_post(addr: SocketAddr, body: &[u8], bearer: Option<&str>) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    // A node that stops answering fails the test instead of hanging it.
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
     let auth = bearer.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
     let head = format!(
         "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}Connection: close\r\n\r\n",
@@ -113,19 +148,19 @@ fn post(addr: SocketAddr, body: &[u8], bearer: Option<&str>) -> (u16, String) {
     let text = String::from_utf8_lossy(&out).to_string();
     let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    (code, body)
+    Some((code, body))
 }
 
 impl Running {
     fn engine(&self, method: &str, params: Value) -> Value {
         let req = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let (code, body) = post(self.servers.auth_addr, req.to_string().as_bytes(), Some(&self.secret.token()));
+        let (code, body) = post(self.auth_addr, req.to_string().as_bytes(), Some(&self.secret.token()));
         assert_eq!(code, 200, "{method}: {body}");
         serde_json::from_str(&body).unwrap_or_else(|e| panic!("{method}: {e}: {body}"))
     }
     fn eth(&self, method: &str, params: Value) -> Value {
         let req = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let (code, body) = post(self.servers.http.as_ref().unwrap().1, req.to_string().as_bytes(), None);
+        let (code, body) = post(self.http_addr, req.to_string().as_bytes(), None);
         assert_eq!(code, 200, "{method}: {body}");
         serde_json::from_str(&body).unwrap()
     }
@@ -136,6 +171,35 @@ impl Running {
     fn new_payload(&self, b: &BlockWithBal) -> String {
         let v = self.engine("engine_newPayloadV5", payload_params(b));
         v["result"]["status"].as_str().unwrap_or_else(|| panic!("{v}")).to_string()
+    }
+    /// An Engine API call that must be answered within a second (a consensus client
+    /// times out after a few seconds and then considers the node offline).
+    fn engine_within_a_second(&self, method: &str, params: Value) -> Value {
+        let t = Instant::now();
+        let v = self.engine(method, params);
+        assert!(t.elapsed() < Duration::from_secs(1), "{method} took {:?}", t.elapsed());
+        v
+    }
+    fn rt(&self) -> &tokio::runtime::Runtime {
+        self.rt.as_ref().unwrap()
+    }
+    /// Stops the servers and releases the node's database.
+    fn stop(mut self) {
+        let RunningServers { auth, http, .. } = self.servers.take().unwrap();
+        let _ = auth.stop();
+        if let Some((h, _)) = &http {
+            let _ = h.stop();
+        }
+        self.rt().block_on(async {
+            auth.stopped().await;
+            if let Some((h, _)) = http {
+                h.stopped().await;
+            }
+        });
+        let node = self.node.clone();
+        drop(self);
+        let node = Arc::try_unwrap(node).unwrap_or_else(|_| panic!("the servers still hold the node"));
+        node.chain.store.flush().unwrap();
     }
     fn fork_choice(&self, head: B256) -> String {
         let v = self.engine("engine_forkchoiceUpdatedV4", json!([{"headBlockHash": head, "safeBlockHash": head, "finalizedBlockHash": self.genesis_hash}, null]));
@@ -247,8 +311,7 @@ fn payload_building_round_trips() {
 #[test]
 fn bad_requests_get_errors_and_the_node_keeps_serving() {
     let node = start_node();
-    let auth = node.servers.auth_addr;
-    let http = node.servers.http.as_ref().unwrap().1;
+    let (auth, http) = (node.auth_addr, node.http_addr);
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "engine_exchangeCapabilities", "params": [[]]}).to_string();
 
     assert_eq!(post(auth, call.as_bytes(), None).0, 401, "no token");
@@ -279,4 +342,332 @@ fn bad_requests_get_errors_and_the_node_keeps_serving() {
     // Still serving.
     assert_eq!(node.eth("eth_chainId", json!([]))["result"], "0x1");
     assert_eq!(node.eth("web3_clientVersion", json!([]))["result"].as_str().unwrap().split('/').next(), Some("ethrex"));
+}
+
+/// A block that claims `parent` as its parent: `template`'s contents under a header that
+/// links to `parent` (its own hash is recomputed from that header).
+fn child_of(parent: &BlockWithBal, template: &BlockWithBal) -> BlockWithBal {
+    let mut child = template.clone();
+    child.block.header.parent_hash = parent.hash();
+    child.block.header.number = parent.block.header.number + 1;
+    child.block.header.timestamp = parent.block.header.timestamp + 12;
+    child
+}
+
+/// A block whose BAL disagrees with its execution (header hash fixed up, so the block hash
+/// holds): rejected as INVALID after execution.
+fn with_wrong_bal(good: &BlockWithBal) -> BlockWithBal {
+    let mut bad = good.clone();
+    let bal = bad.bal.as_mut().unwrap();
+    let entry = bal.iter_mut().find(|a| a.address == RECIPIENT).unwrap();
+    entry.balance_changes[0].post_balance = U256::from(999);
+    bad.block.header.block_access_list_hash = Some(ethrex_common::compute_block_access_list_hash(bal));
+    bad
+}
+
+/// invalid payload -> its child -> its grandchild -> fork choice: the node answers every
+/// call at once (this sequence used to deadlock the Engine API), names the last valid
+/// ancestor, and keeps working.
+fn invalid_ancestor_sequence(node: &Running) {
+    let builder = new_chain();
+    let good = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    let bad = with_wrong_bal(&good);
+    builder.import_block(good.clone()).unwrap();
+    let next = builder.build_block(&attributes(24), vec![transfer(1, 1000)]).unwrap();
+    let child = child_of(&bad, &next);
+    let grandchild = child_of(&child, &next);
+
+    for (name, block) in [("invalid", &bad), ("child", &child), ("grandchild", &grandchild)] {
+        let v = node.engine_within_a_second("engine_newPayloadV5", payload_params(block));
+        assert_eq!(v["result"]["status"], "INVALID", "{name}: {v}");
+        assert_eq!(v["result"]["latestValidHash"], json!(node.genesis_hash), "{name}: {v}");
+        let reason = v["result"]["validationError"].as_str().unwrap();
+        assert!(reason.starts_with("BlockException.INVALID_BLOCK_ACCESS_LIST: "), "{name}: {reason}");
+    }
+    // Re-sent, and fork choice onto the invalid chain: answered from memory.
+    let v = node.engine_within_a_second("engine_newPayloadV5", payload_params(&bad));
+    assert_eq!(v["result"]["status"], "INVALID", "{v}");
+    let fcu = |head: B256| json!([{"headBlockHash": head, "safeBlockHash": B256::ZERO, "finalizedBlockHash": B256::ZERO}, null]);
+    let v = node.engine_within_a_second("engine_forkchoiceUpdatedV4", fcu(grandchild.hash()));
+    assert_eq!(v["result"]["payloadStatus"]["status"], "INVALID", "{v}");
+    assert_eq!(v["result"]["payloadStatus"]["latestValidHash"], json!(node.genesis_hash), "{v}");
+    let v = node.engine_within_a_second("engine_forkchoiceUpdatedV4", fcu(node.genesis_hash));
+    assert_eq!(v["result"]["payloadStatus"]["status"], "VALID", "{v}");
+    // Nothing of the invalid chain was kept; the valid block still imports.
+    assert_eq!(node.eth("eth_getBlockByHash", json!([bad.hash(), false]))["result"], Value::Null);
+    assert_eq!(node.new_payload(&good), "VALID");
+    assert_eq!(node.fork_choice(good.hash()), "VALID");
+    assert_eq!(node.balance(), U256::from(1000));
+    // The next block builds on it; back to genesis for the next round.
+    assert_eq!(node.new_payload(&next), "VALID");
+    assert_eq!(node.engine_within_a_second("engine_forkchoiceUpdatedV4", fcu(node.genesis_hash))["result"]["payloadStatus"]["status"], "VALID");
+}
+
+#[test]
+fn descendants_of_an_invalid_payload_are_invalid_without_execution() {
+    let node = start_node();
+    invalid_ancestor_sequence(&node);
+}
+
+#[test]
+fn a_side_block_reached_through_an_invalid_ancestor_is_invalid() {
+    // A descendant that arrived before its ancestor was found invalid (kept as a side
+    // block) is INVALID once a fork choice reaches it through that ancestor.
+    let node = start_node();
+    let builder = new_chain();
+    let good = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    builder.import_block(good.clone()).unwrap();
+    let base = builder.build_block(&attributes(24), vec![transfer(1, 2000)]).unwrap();
+    builder.import_block(base.clone()).unwrap();
+    let bad = with_wrong_bal(&builder.build_block(&attributes(36), vec![transfer(2, 3000)]).unwrap());
+    let late_child = child_of(&bad, &builder.build_block(&attributes(48), vec![]).unwrap());
+    assert_eq!(node.new_payload(&good), "VALID");
+    assert_eq!(node.new_payload(&late_child), "SYNCING");
+    assert_eq!(node.new_payload(&bad), "SYNCING");
+    assert_eq!(node.new_payload(&base), "VALID");
+    let fcu = json!([{"headBlockHash": late_child.hash(), "safeBlockHash": B256::ZERO, "finalizedBlockHash": B256::ZERO}, null]);
+    for _ in 0..2 {
+        // Found by executing the branch, then answered from memory.
+        let v = node.engine_within_a_second("engine_forkchoiceUpdatedV4", fcu.clone());
+        assert_eq!(v["result"]["payloadStatus"]["status"], "INVALID", "{v}");
+        assert_eq!(v["result"]["payloadStatus"]["latestValidHash"], json!(base.hash()), "{v}");
+    }
+    // The head before the fork choice was kept.
+    assert_eq!(node.eth("eth_getBlockByHash", json!([bad.hash(), false]))["result"], Value::Null);
+    assert_eq!(node.fork_choice(base.hash()), "VALID");
+    assert_eq!(node.balance(), U256::from(3000));
+}
+
+fn invalid_ancestors_on_disk_and_after_restart(db: DbKind) {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..2 {
+        let store = Store::open(db, Some(dir.path())).unwrap();
+        let node = start_node_with(Node::new(new_chain_on(store)));
+        invalid_ancestor_sequence(&node);
+        assert_eq!(node.eth("eth_blockNumber", json!([]))["result"], json!("0x0"), "round {round}");
+        node.stop();
+    }
+}
+
+#[test]
+fn invalid_ancestors_rocksdb_and_after_restart() {
+    invalid_ancestors_on_disk_and_after_restart(DbKind::Rocksdb);
+}
+
+#[test]
+fn invalid_ancestors_mdbx_and_after_restart() {
+    invalid_ancestors_on_disk_and_after_restart(DbKind::Mdbx);
+}
+
+#[test]
+fn fork_choice_checks_safe_finalized_and_payload_attributes() {
+    let node = start_node();
+    let builder = new_chain();
+    let a1 = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    let b1 = builder.build_block(&attributes(13), vec![transfer(0, 2000)]).unwrap();
+    assert_eq!(node.new_payload(&a1), "VALID");
+    assert_eq!(node.new_payload(&b1), "ACCEPTED");
+    let state = |head: B256, safe: B256, finalized: B256| json!({"headBlockHash": head, "safeBlockHash": safe, "finalizedBlockHash": finalized});
+    let fcu = |state: Value, attrs: Value| node.engine_within_a_second("engine_forkchoiceUpdatedV4", json!([state, attrs]));
+
+    // Safe / finalized on another branch, or unknown: -38002.
+    let v = fcu(state(a1.hash(), b1.hash(), node.genesis_hash), Value::Null);
+    assert_eq!(v["error"]["code"], -38002, "{v}");
+    let v = fcu(state(a1.hash(), a1.hash(), B256::repeat_byte(7)), Value::Null);
+    assert_eq!(v["error"]["code"], -38002, "{v}");
+    let v = fcu(state(a1.hash(), a1.hash(), node.genesis_hash), Value::Null);
+    assert_eq!(v["result"]["payloadStatus"]["status"], "VALID", "{v}");
+
+    // Attributes: the head moves even when they are rejected (-38003).
+    let attrs = |timestamp: u64, slot: Option<u64>| {
+        let mut a = json!({"timestamp": format!("{timestamp:#x}"), "prevRandao": B256::ZERO, "suggestedFeeRecipient": Address::ZERO, "withdrawals": [], "parentBeaconBlockRoot": B256::ZERO});
+        if let Some(slot) = slot {
+            a["slotNumber"] = json!(format!("{slot:#x}"));
+        }
+        a
+    };
+    let v = fcu(state(a1.hash(), a1.hash(), node.genesis_hash), attrs(12, Some(2)));
+    assert_eq!(v["error"]["code"], -38003, "timestamp not after the head's: {v}");
+    let v = fcu(state(b1.hash(), b1.hash(), node.genesis_hash), attrs(30, None));
+    assert_eq!(v["error"]["code"], -38003, "no slotNumber for Amsterdam: {v}");
+    assert_eq!(node.balance(), U256::from(2000), "the reorg to B1 stood");
+    let v = fcu(state(b1.hash(), b1.hash(), node.genesis_hash), attrs(30, Some(2)));
+    assert!(v["result"]["payloadId"].is_string(), "{v}");
+    // V3 attributes for an Amsterdam timestamp: unsupported fork.
+    let v = node.engine("engine_forkchoiceUpdatedV3", json!([state(b1.hash(), b1.hash(), node.genesis_hash), attrs(40, None)]));
+    assert_eq!(v["error"]["code"], -38005, "{v}");
+}
+
+#[test]
+fn built_payloads_hand_out_the_requests_their_header_commits_to() {
+    use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS;
+    use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS;
+    let node = start_node();
+    let builder = new_chain();
+    // An EIP-7002 withdrawal request (48-byte pubkey, 8-byte amount) and an EIP-7251
+    // consolidation request (two pubkeys), each paying the contract's fee (1 wei at zero
+    // excess). The gas covers the state gas of the queue slots they write.
+    let withdrawal = [vec![0x11; 48], 5u64.to_be_bytes().to_vec()].concat();
+    let consolidation = [vec![0x22; 48], vec![0x33; 48]].concat();
+    let txs = vec![
+        call(0, WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, 1, withdrawal.clone().into(), 3_000_000),
+        call(1, CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, 1, consolidation.clone().into(), 3_000_000),
+    ];
+    let built = builder.build_payload(&attributes(12), txs).unwrap();
+    let id = alloy_rpc_types_engine::PayloadId::new([7; 8]);
+    node.node.payloads.lock().insert(id, ethrex_rpc::node::BuiltPayload::new(built));
+
+    let v = node.engine("engine_getPayloadV6", json!([id]));
+    let requests: Vec<Bytes> = serde_json::from_value(v["result"]["executionRequests"].clone()).unwrap();
+    assert_eq!(requests.len(), 2, "{v}");
+    // Type byte, then source address and the call's data (EIP-7002 gives the amount
+    // little-endian).
+    let sender = key().address();
+    let expected_withdrawal = [&[1u8][..], sender.as_slice(), &[0x11; 48], &5u64.to_le_bytes()].concat();
+    let expected_consolidation = [&[2u8][..], sender.as_slice(), &consolidation].concat();
+    assert_eq!(requests, vec![Bytes::from(expected_withdrawal), Bytes::from(expected_consolidation)]);
+
+    // The payload imports with its requests (anywhere: here, on the node that built it)...
+    let exec = &v["result"]["executionPayload"];
+    let mut params = json!([exec, [], B256::with_last_byte(1), requests]);
+    let status = node.engine("engine_newPayloadV5", params.clone());
+    assert_eq!(status["result"]["status"], "VALID", "{status}");
+    // ...and not without them: the header commits to them.
+    params[3] = json!([]);
+    let fresh = start_node();
+    let status = fresh.engine("engine_newPayloadV5", params);
+    assert_eq!(status["result"]["status"], "INVALID", "{status}");
+}
+
+/// Wraps a backend: counts writes and syncs, can slow writes down, and can fail every
+/// write from a given one on (a disk that fills up).
+struct FaultyBackend {
+    inner: Arc<dyn KvBackend>,
+    write_delay: Duration,
+    fail_from_write: u64,
+    writes: AtomicU64,
+    synced_writes: AtomicU64,
+}
+
+impl FaultyBackend {
+    fn new(inner: Arc<dyn KvBackend>, write_delay: Duration, fail_from_write: u64) -> Arc<Self> {
+        Arc::new(Self { inner, write_delay, fail_from_write, writes: AtomicU64::new(0), synced_writes: AtomicU64::new(0) })
+    }
+}
+
+impl KvBackend for FaultyBackend {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(table, key)
+    }
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
+        self.inner.scan_prefix(table, prefix)
+    }
+    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+        std::thread::sleep(self.write_delay);
+        if self.writes.load(Ordering::SeqCst) + 1 >= self.fail_from_write {
+            return Err(StoreError::Backend("No space left on device (injected)".into()));
+        }
+        self.inner.write(batch)?;
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn sync(&self) -> Result<(), StoreError> {
+        let written = self.writes.load(Ordering::SeqCst);
+        self.inner.sync()?;
+        self.synced_writes.store(written, Ordering::SeqCst);
+        Ok(())
+    }
+    fn kind(&self) -> &'static str {
+        "faulty"
+    }
+}
+
+#[test]
+fn fork_choice_answers_valid_only_for_a_head_synced_to_disk() {
+    // Every write takes a second: without waiting for the disk, the answers below would
+    // come long before the batches are written.
+    let backend = FaultyBackend::new(Arc::new(ethrex_storage::memory::MemoryBackend::new()), Duration::from_secs(1), u64::MAX);
+    let chain = new_chain_on(Store::new(backend.clone()));
+    chain.store.flush().unwrap();
+    let genesis_writes = backend.writes.load(Ordering::SeqCst);
+    let node = start_node_with(Node::new(chain));
+    let builder = new_chain();
+    let b1 = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    builder.import_block(b1.clone()).unwrap();
+    let b2 = builder.build_block(&attributes(24), vec![transfer(1, 1000)]).unwrap();
+
+    assert_eq!(node.new_payload(&b1), "VALID");
+    assert_eq!(backend.writes.load(Ordering::SeqCst), genesis_writes, "newPayload does not wait for the disk");
+    assert_eq!(node.fork_choice(b1.hash()), "VALID");
+    assert_eq!(backend.synced_writes.load(Ordering::SeqCst), genesis_writes + 1, "VALID only once the head is written and synced");
+    assert_eq!(node.new_payload(&b2), "VALID");
+    assert_eq!(node.fork_choice(b2.hash()), "VALID");
+    assert_eq!(backend.synced_writes.load(Ordering::SeqCst), genesis_writes + 2);
+}
+
+#[test]
+fn a_lag_lets_fork_choice_answer_before_the_disk_catches_up() {
+    let backend = FaultyBackend::new(Arc::new(ethrex_storage::memory::MemoryBackend::new()), Duration::from_secs(1), u64::MAX);
+    let chain = new_chain_on(Store::new(backend.clone()));
+    chain.store.flush().unwrap();
+    let genesis_writes = backend.writes.load(Ordering::SeqCst);
+    let node = start_node_with(Node::new(chain).with_persistence_lag(2));
+    let builder = new_chain();
+    let b1 = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    assert_eq!(node.new_payload(&b1), "VALID");
+    assert_eq!(node.fork_choice(b1.hash()), "VALID");
+    assert_eq!(backend.writes.load(Ordering::SeqCst), genesis_writes, "answered while the block was still in memory");
+    node.stop();
+    assert_eq!(backend.writes.load(Ordering::SeqCst), genesis_writes + 1, "a clean stop writes everything");
+}
+
+#[test]
+fn a_failed_disk_write_stops_the_node_and_the_database_reopens_at_a_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let rocks: Arc<dyn KvBackend> = Arc::new(ethrex_storage::rocksdb::RocksBackend::open(dir.path()).unwrap());
+    // Genesis and two blocks reach the disk; the third block's write fails.
+    let backend = FaultyBackend::new(rocks, Duration::ZERO, 4);
+    let chain = new_chain_on(Store::new(backend.clone()));
+    chain.store.flush().unwrap();
+    assert_eq!(backend.writes.load(Ordering::SeqCst), 1);
+    let mut node = start_node_with(Node::new(chain));
+    let servers = node.servers.take().unwrap();
+    let serving = node.rt().spawn(ethrex_rpc::server::serve(node.node.clone(), servers, std::future::pending()));
+
+    let builder = new_chain();
+    let mut blocks = Vec::new();
+    for i in 0..3u64 {
+        let b = builder.build_block(&attributes(12 * (i + 1)), vec![transfer(i, 1000)]).unwrap();
+        builder.import_block(b.clone()).unwrap();
+        blocks.push(b);
+    }
+    for b in &blocks[..2] {
+        assert_eq!(node.new_payload(b), "VALID");
+        assert_eq!(node.fork_choice(b.hash()), "VALID");
+    }
+    // Executed and kept in memory; its write fails in the background, and the node stops
+    // at once: a fork choice to it finds the node gone or gets an error, never VALID.
+    assert_eq!(node.new_payload(&blocks[2]), "VALID");
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "engine_forkchoiceUpdatedV4",
+        "params": [{"headBlockHash": blocks[2].hash(), "safeBlockHash": B256::ZERO, "finalizedBlockHash": B256::ZERO}, null]});
+    if let Some((_, body)) = try_post(node.auth_addr, request.to_string().as_bytes(), Some(&node.secret.token())) {
+        if let Ok(v) = serde_json::from_str::<Value>(&body) {
+            assert_eq!(v["error"]["code"], -32603, "never VALID for a head that is not on disk: {v}");
+            assert!(v["error"]["message"].as_str().unwrap().contains("No space left on device"), "{v}");
+        }
+    }
+
+    // The node stops with the reason.
+    let stopped = node.rt().block_on(async { tokio::time::timeout(Duration::from_secs(5), serving).await });
+    let err = stopped.expect("the node stops after a failed write").unwrap().unwrap_err();
+    assert!(matches!(err, ethrex_rpc::server::ServerError::Persistence(_)), "{err}");
+    assert!(err.to_string().contains("No space left on device"), "{err}");
+
+    // Reopened, the database ends at the last block written, consistent.
+    drop(node);
+    drop(backend);
+    let store = Store::open(DbKind::Rocksdb, Some(dir.path())).unwrap();
+    assert_eq!(store.head().unwrap(), Some(blocks[1].hash()));
+    let root = ethrex_blockchain::state_root::verify_head_state(&store).unwrap();
+    assert_eq!(root, blocks[1].block.header.state_root);
 }
