@@ -5,7 +5,7 @@ use clap::Args;
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
 use ethrex_blockchain::{Blockchain, ImportOptions, BAL_PARALLEL_TX_THRESHOLD};
 use ethrex_common::ChainConfig;
-use ethrex_import_bench::chain_files::{read_chain, read_genesis, write_bals, write_blocks};
+use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::Node;
 use ethrex_storage::{DbKind, Store};

@@ -1,7 +1,7 @@
 //! `ethrex import-bench`: imports a chain file through the production import pipeline,
 //! once per mode, each from a fresh database, and reports per-block stage times.
 
-use crate::chain_files::{read_chain, read_genesis};
+use ethrex_blockchain::chain_file::{read_chain, read_genesis};
 use crate::report::{BlockRow, ModeReport};
 use anyhow::{bail, Context};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};

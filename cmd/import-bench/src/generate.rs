@@ -2,7 +2,7 @@
 //! builder (the executor the node uses) and writes it in every format the bench and the
 //! independent checkers read.
 
-use crate::chain_files::{write_bals, write_blocks};
+use ethrex_blockchain::chain_file::{write_bals, write_blocks};
 use crate::ef_fixture::blockchain_test_json;
 use crate::workload::{system_contracts, Workload, WorkloadConfig};
 use alloy_eips::eip1559::BaseFeeParams;

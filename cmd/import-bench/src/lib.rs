@@ -3,7 +3,6 @@
 //! a bench that imports them through the production pipeline mode by mode.
 
 pub mod bench;
-pub mod chain_files;
 pub mod ef_fixture;
 pub mod generate;
 pub mod plot;

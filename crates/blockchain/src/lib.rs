@@ -2,11 +2,13 @@
 //! execution through `ethrex-vm`, result checks, state root, and the atomic commit.
 
 pub mod builder;
+pub mod chain_file;
 pub mod error;
 pub mod fork_choice;
 pub mod genesis;
 pub mod import;
 pub mod state_root;
+pub mod system_contracts;
 pub mod validation;
 
 pub use builder::{BuiltBlock, PayloadAttributes};

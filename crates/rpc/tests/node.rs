@@ -31,7 +31,7 @@ fn key() -> PrivateKeySigner {
 }
 
 fn genesis() -> (Header, BTreeMap<Address, GenesisAccount>, ChainConfig) {
-    let mut alloc = ethrex_import_bench::workload::system_contracts();
+    let mut alloc = ethrex_blockchain::system_contracts::system_contracts();
     alloc.insert(key().address(), GenesisAccount { balance: U256::from(10u128.pow(24)), ..Default::default() });
     let config = ChainConfig::all_forks_at_genesis(1, Fork::Amsterdam);
     (genesis_header_at(&config, 30_000_000, 7, alloc_state_root(&alloc).unwrap()), alloc, config)

@@ -14,20 +14,20 @@
 //!
 //! Modules: `zipf` (popularity sampler), `accounts` (keys, nonces, signing), `contracts`
 //! (bytecode, addresses, storage layouts, calldata), `gas` (gas limits), `mix` (the
-//! transaction builders), `system_contracts` (EIP-2935/4788/7002/7251 predeploys).
+//! transaction builders); the EIP-2935/4788/7002/7251 predeploys come from
+//! `ethrex_blockchain::system_contracts`.
 
 mod accounts;
 pub mod contracts;
 mod gas;
 mod mix;
-pub mod system_contracts;
 mod zipf;
 
 #[cfg(test)]
 mod tests;
 
 pub use accounts::{derive, derive_address};
-pub use system_contracts::system_contracts;
+pub use ethrex_blockchain::system_contracts::system_contracts;
 pub use zipf::Zipf;
 
 use accounts::Sender;

@@ -1,7 +1,7 @@
 //! The system contracts Prague and later forks call around every block. A chain whose
 //! genesis lacks the EIP-7002 / EIP-7251 contracts cannot produce a valid Prague+ block
 //! (the end-of-block system calls must succeed), so every genesis built from the workload
-//! needs these.
+//! needs these (the stress workload, the node's tests).
 //!
 //! The runtime bytecodes are the ones published in the EIPs. They are taken from
 //! `alloy-eips` (which carries them as protocol constants) rather than transcribed, so a
@@ -9,7 +9,7 @@
 
 use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
 use alloy_primitives::{Address, Bytes, U256};
-use ethrex_blockchain::genesis::GenesisAccount;
+use crate::genesis::GenesisAccount;
 use std::collections::BTreeMap;
 
 /// EIP-2935 (Prague): historical block hashes in state, ring buffer of 8191.
