@@ -4,11 +4,14 @@
 //! `address(20) | u8 present | [u32 len | rlp(account)]`, then `u32 m` and m storage
 //! entries `address(20) | slot(32) | previous value(32)`.
 
+use crate::codec::CodecError;
+use crate::tables::{ChangeSets, TypedTable};
 use crate::StoreError;
 use alloy_primitives::{Address, U256};
 use alloy_rlp::Decodable;
 use ethrex_common::AccountState;
 
+/// The account records and storage values one block overwrote.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ChangeSet {
     /// Accounts as they were before the block (`None`: did not exist).
@@ -17,14 +20,14 @@ pub struct ChangeSet {
     pub storage: Vec<(Address, U256, U256)>,
 }
 
-fn corrupt(reason: &str) -> StoreError {
-    StoreError::Corrupt { table: "change_sets", reason: reason.to_string() }
+fn corrupt(reason: &str) -> CodecError {
+    CodecError(reason.to_string())
 }
 
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], StoreError> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
         if self.0.len() < n {
             return Err(corrupt("truncated"));
         }
@@ -32,12 +35,14 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Ok(head)
     }
-    fn u32(&mut self) -> Result<usize, StoreError> {
-        Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap()) as usize)
+    fn u32(&mut self) -> Result<usize, CodecError> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize)
     }
 }
 
 impl ChangeSet {
+    /// The stored bytes (layout in the module doc).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(8 + self.accounts.len() * 100 + self.storage.len() * 84);
         out.extend_from_slice(&(self.accounts.len() as u32).to_be_bytes());
@@ -62,7 +67,13 @@ impl ChangeSet {
         out
     }
 
+    /// Parses stored bytes; anything malformed is a corrupt `change_sets` entry.
     pub fn decode(bytes: &[u8]) -> Result<Self, StoreError> {
+        Self::decode_bytes(bytes).map_err(|e| StoreError::Corrupt { table: ChangeSets::NAME, reason: e.0 })
+    }
+
+    /// Parses stored bytes, reporting what is malformed.
+    pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<Self, CodecError> {
         let mut r = Reader(bytes);
         let n = r.u32()?;
         let mut accounts = Vec::with_capacity(n.min(1 << 16));

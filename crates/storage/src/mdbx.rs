@@ -8,6 +8,8 @@ use libmdbx::{
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// The MDBX backend: one named table per `Table` in a memory-mapped file, committed
+/// without sync and made durable at steady points (`SteadyPolicy`) or on `sync`.
 pub struct MdbxBackend {
     db: Database<WriteMap>,
     /// Fixed when the file is created; read once (`stat` walks the main table).
@@ -20,10 +22,9 @@ pub struct MdbxBackend {
 ///
 /// In `SafeNoSync` mode MDBX keeps the last synced commit intact, so it cannot reuse any
 /// page freed after it: without new steady points every batch lands in pages the file
-/// never used before (import-bench, `--db mdbx`: 4.1 GB on disk for 0.5 GB of data after
-/// 149 blocks, ~27 MB more per block, each new page faulted in and zeroed by the writer).
-/// A steady point makes the pages freed before it reusable (same run with the default
-/// policy: 1.1 GB, no slower), and bounds what an OS crash can take back.
+/// never used before, so the file grows with every block and each new page is faulted in
+/// and zeroed by the writer. A steady point makes the pages freed before it reusable, and
+/// bounds what an OS crash can take back.
 #[derive(Debug, Clone, Copy)]
 pub struct SteadyPolicy {
     /// Sync once the file's used pages grew this much since the last steady point.
@@ -50,14 +51,17 @@ fn used_pages(db: &Database<WriteMap>) -> Result<u64, StoreError> {
 }
 
 fn err(e: libmdbx::Error) -> StoreError {
-    StoreError::Backend(format!("mdbx: {e}"))
+    StoreError::Backend(Box::new(e))
 }
 
 impl MdbxBackend {
+    /// Opens (or creates) the database in directory `path` with the default steady policy.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         Self::open_with_policy(path, SteadyPolicy::default())
     }
 
+    /// Opens (or creates) the database in directory `path`, making steady points as
+    /// `policy` says.
     pub fn open_with_policy(path: &Path, policy: SteadyPolicy) -> Result<Self, StoreError> {
         std::fs::create_dir_all(path).map_err(|e| StoreError::Io(path.display().to_string(), e))?;
         let options = DatabaseOptions {

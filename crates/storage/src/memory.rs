@@ -8,11 +8,13 @@ use std::collections::BTreeMap;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
+/// Every table as an ordered map in memory; nothing survives the process.
 pub struct MemoryBackend {
     tables: RwLock<Vec<Map>>,
 }
 
 impl MemoryBackend {
+    /// An empty database.
     pub fn new() -> Self {
         Self { tables: RwLock::new(vec![Map::new(); Table::ALL.len()]) }
     }

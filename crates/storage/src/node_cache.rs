@@ -6,8 +6,8 @@
 //! `Arc<[u8]>`: the bytes sit right after the reference counts, where `Arc<Vec<u8>>` adds
 //! a hop to a separate buffer. Keys are hashed with alloy's hasher for fixed-size keys:
 //! seeded per process, so nodes cannot be ground (paid for with gas) to collide in the
-//! table. A plain fold of the key's bytes, which keccak keys would allow, was faster
-//! (about 80 ns per hit in a microbenchmark) but collisions of a fold can be ground.
+//! table. A plain fold of the key's bytes, which keccak keys would allow, is faster, but
+//! collisions of a fold can be ground.
 
 use alloy_primitives::{map::FbBuildHasher, B256};
 use ethrex_trie::NodeRlp;

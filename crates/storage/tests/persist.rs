@@ -224,3 +224,21 @@ fn reads_see_a_batch_before_its_values_reach_the_caches() {
     assert_eq!(store.storage(&ACCOUNT, &U256::from(3)).unwrap(), U256::from(30));
     assert_eq!(store.account(&a).unwrap(), Some(account(2)));
 }
+
+#[test]
+fn a_corrupt_slot_value_is_reported_not_cached_as_zero() {
+    let backend = Arc::new(TestBackend::default());
+    let store = Store::new(backend.clone());
+    let mut batch = head_batch(1, &[], &[]);
+    // A storage value is at most 32 bytes.
+    batch.put(Table::Storage, slot_key(1), vec![1; 33]);
+    store.write(batch).unwrap();
+    assert!(matches!(store.storage(&ACCOUNT, &U256::from(1)), Err(StoreError::Corrupt { table: "storage", .. })));
+    // The next batch has the first one's values put into the caches first; the corrupt
+    // one must not become a cached zero.
+    store.write(head_batch(2, &[(2, 20)], &[])).unwrap();
+    store.flush().unwrap();
+    assert!(matches!(store.storage(&ACCOUNT, &U256::from(1)), Err(StoreError::Corrupt { table: "storage", .. })));
+    assert_eq!(store.storage(&ACCOUNT, &U256::from(2)).unwrap(), U256::from(20));
+    assert!(store.storage_entries(&ACCOUNT).is_err());
+}

@@ -1,0 +1,141 @@
+//! Building a block's batch and committing it.
+
+use super::Store;
+use crate::backend::WriteBatch;
+use crate::changeset::ChangeSet;
+use crate::codec::MetaKey;
+use crate::persist::PendingBatch;
+use crate::tables::{
+    Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta, Receipts, Storage,
+    TrieNodes,
+};
+use crate::StoreError;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use ethrex_common::{AccountState, Block, BlockAccessList, Receipt};
+
+/// Flat state and trie changes of one block, ready to be written.
+#[derive(Debug, Default, Clone)]
+pub struct StateUpdate {
+    /// New account records (`None`: the account no longer exists).
+    pub accounts: Vec<(Address, Option<AccountState>)>,
+    /// New storage values (zero deletes the slot).
+    pub storage: Vec<(Address, U256, U256)>,
+    /// Storage slots removed because the account was destroyed or recreated.
+    pub wiped_storage: Vec<(Address, U256)>,
+    /// New contract code by hash.
+    pub codes: Vec<(B256, Bytes)>,
+    /// New trie nodes (RLP) by hash.
+    pub trie_nodes: Vec<(B256, Vec<u8>)>,
+}
+
+/// A block's batch, encoded and indexed, not yet committed (`Store::prepare_block`).
+pub struct PreparedCommit(PendingBatch);
+
+/// Everything one imported block writes, committed in one batch.
+pub struct BlockCommit<'a> {
+    /// The block's hash.
+    pub hash: B256,
+    /// The block.
+    pub block: &'a Block,
+    /// Its block access list, if it came with one.
+    pub bal: Option<&'a BlockAccessList>,
+    /// Its receipts.
+    pub receipts: &'a [Receipt],
+    /// The state it leaves.
+    pub state: StateUpdate,
+    /// What it overwrote.
+    pub change_set: ChangeSet,
+}
+
+/// Account records (`None` deletes) and slot values (zero deletes) into the flat tables.
+pub(super) fn put_flat_state(
+    batch: &mut WriteBatch,
+    accounts: &[(Address, Option<AccountState>)],
+    storage: &[(Address, U256, U256)],
+) {
+    for (address, account) in accounts {
+        match account {
+            Some(a) => batch.put_entry::<Accounts>(address, a),
+            None => batch.delete_entry::<Accounts>(address),
+        }
+    }
+    for (address, slot, value) in storage {
+        if value.is_zero() {
+            batch.delete_entry::<Storage>(&(*address, *slot));
+        } else {
+            batch.put_entry::<Storage>(&(*address, *slot), *value);
+        }
+    }
+}
+
+fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
+    for (address, slot) in &state.wiped_storage {
+        batch.delete_entry::<Storage>(&(*address, *slot));
+    }
+    put_flat_state(batch, &state.accounts, &state.storage);
+    for (hash, code) in state.codes {
+        batch.put_entry::<Code>(&hash, code);
+    }
+    for (hash, node) in state.trie_nodes {
+        batch.put_entry::<TrieNodes>(&hash, node);
+    }
+}
+
+fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
+    batch.put_entry::<Headers>(hash, &block.header);
+    batch.put_entry::<HeaderNumbers>(hash, block.header.number);
+    batch.put_entry::<Bodies>(hash, &block.body);
+}
+
+impl Store {
+    /// Writes the genesis block and its state, and makes it the head.
+    pub fn commit_genesis(&self, hash: B256, block: &Block, state: StateUpdate) -> Result<(), StoreError> {
+        let mut batch = WriteBatch::new();
+        put_block_data(&mut batch, &hash, block);
+        batch.put_entry::<Receipts>(&hash, &[] as &[Receipt]);
+        batch.put_entry::<CanonicalHashes>(&0, hash);
+        put_state(&mut batch, state);
+        batch.put_entry::<Meta>(&MetaKey::Genesis, hash);
+        batch.put_entry::<Meta>(&MetaKey::Head, hash);
+        self.write(batch)
+    }
+
+    /// Commits a batch built by `prepare_block`: the block, its state changes and change
+    /// set, and the block as the canonical head, all at once.
+    pub fn commit_prepared(&self, prepared: PreparedCommit) -> Result<(), StoreError> {
+        self.accept(prepared.0)
+    }
+
+    /// Encodes and indexes everything a block writes, without writing it: the import
+    /// builds the batch while it still checks the block, and drops it if a check fails.
+    pub fn prepare_block(commit: BlockCommit<'_>) -> PreparedCommit {
+        let BlockCommit { hash, block, bal, receipts, state, change_set } = commit;
+        // The state part (thousands of trie nodes and slots) and the chain data (large
+        // encodings) are built and indexed side by side; they write different tables.
+        let (state_part, chain_part) = rayon::join(
+            || {
+                let ops = state.accounts.len()
+                    + state.storage.len()
+                    + state.wiped_storage.len()
+                    + state.codes.len()
+                    + state.trie_nodes.len();
+                let mut batch = WriteBatch::with_capacity(ops);
+                put_state(&mut batch, state);
+                PendingBatch::new(batch)
+            },
+            || {
+                let mut batch = WriteBatch::with_capacity(16);
+                put_block_data(&mut batch, &hash, block);
+                batch.put_entry::<Receipts>(&hash, receipts);
+                if let Some(bal) = bal {
+                    batch.put_entry::<Bals>(&hash, bal);
+                }
+                batch.put_entry::<ChangeSets>(&hash, &change_set);
+                batch.put_entry::<CanonicalHashes>(&block.header.number, hash);
+                batch.put_entry::<Meta>(&MetaKey::Head, hash);
+                PendingBatch::new(batch)
+            },
+        );
+        PreparedCommit(PendingBatch::concat(state_part, chain_part))
+    }
+}

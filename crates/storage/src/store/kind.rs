@@ -1,0 +1,55 @@
+//! Which backend holds the store, as named on the command line, and opening it.
+
+use super::Store;
+use crate::StoreError;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Which key-value backend holds the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbKind {
+    /// Nothing on disk (tests).
+    Memory,
+    /// MDBX (`libmdbx`).
+    Mdbx,
+    /// RocksDB.
+    Rocksdb,
+}
+
+impl std::str::FromStr for DbKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "memory" => Ok(DbKind::Memory),
+            "mdbx" => Ok(DbKind::Mdbx),
+            "rocksdb" => Ok(DbKind::Rocksdb),
+            other => Err(format!("unknown database '{other}' (expected memory, mdbx or rocksdb)")),
+        }
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) a store. `path` is required for on-disk backends.
+    pub fn open(kind: DbKind, path: Option<&Path>) -> Result<Self, StoreError> {
+        let need_path = || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
+        Ok(match kind {
+            DbKind::Memory => Self::in_memory(),
+            DbKind::Mdbx => Self::new(Arc::new(crate::mdbx::MdbxBackend::open(need_path()?)?)),
+            DbKind::Rocksdb => Self::new(Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?)),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DbKind;
+
+    #[test]
+    fn parses_the_three_names_and_rejects_others() {
+        assert_eq!("memory".parse(), Ok(DbKind::Memory));
+        assert_eq!("mdbx".parse(), Ok(DbKind::Mdbx));
+        assert_eq!("rocksdb".parse(), Ok(DbKind::Rocksdb));
+        let err = "sqlite".parse::<DbKind>().unwrap_err();
+        assert!(err.contains("unknown database 'sqlite'"), "{err}");
+    }
+}

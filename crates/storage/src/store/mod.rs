@@ -1,0 +1,177 @@
+//! The `Store` handle: typed access to the tables over a backend, through the caches and
+//! the overlay of batches still on their way to the disk.
+//!
+//! - `kind`: which backend, as named on the command line, and opening it
+//! - `cache`: the flat-state caches and how they stay ordered with writes
+//! - `chain`: readers of chain data (headers, bodies, receipts, canonical index, head)
+//! - `state`: readers of the head's state (accounts, storage, code) and of trie nodes
+//! - `commit`: building a block's batch and committing it
+//! - `unwind`: moving the head back to its parent
+
+mod cache;
+mod chain;
+mod commit;
+mod kind;
+mod state;
+mod unwind;
+
+pub use cache::CacheSizes;
+pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
+pub use kind::DbKind;
+
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
+use crate::codec::Key;
+use crate::memory::MemoryBackend;
+use crate::node_cache::{node_cache, NodeCache};
+use crate::persist::{Overlay, PendingBatch, Persister};
+use crate::tables::{decode_key, decode_owned, Row, TrieNodes, TypedTable};
+use crate::StoreError;
+use cache::FlatCache;
+use std::sync::Arc;
+
+/// Reads see, in order: the last accepted batch while its values are still on their way
+/// into the caches, the caches, the batches still waiting for the disk (`Overlay`), the
+/// backend. Writes return once the batch is in the overlay; its values enter the caches
+/// on the pool just after, and the persister thread puts it on disk (see `persist`).
+#[derive(Clone)]
+pub struct Store {
+    backend: Arc<dyn KvBackend>,
+    nodes: Arc<NodeCache>,
+    flat: Arc<FlatCache>,
+    overlay: Arc<Overlay>,
+    persister: Arc<Persister>,
+    /// Keeps batches entering the overlay and the persister's queue in the same order.
+    write_order: Arc<parking_lot::Mutex<()>>,
+}
+
+impl Store {
+    /// A store over `backend` with the default cache sizes.
+    pub fn new(backend: Arc<dyn KvBackend>) -> Self {
+        Self::with_cache_sizes(backend, CacheSizes::default())
+    }
+
+    /// A store over `backend` whose caches hold `sizes` entries.
+    pub fn with_cache_sizes(backend: Arc<dyn KvBackend>, sizes: CacheSizes) -> Self {
+        let nodes = Arc::new(node_cache(sizes.trie_nodes));
+        let overlay = Arc::new(Overlay::default());
+        let persister_nodes = nodes.clone();
+        let persister = Persister::start(backend.clone(), overlay.clone(), move |written| {
+            // Trie nodes never change, so they can enter the cache whenever; doing it here
+            // keeps the copy (or, usually, the move) off the commit's critical path.
+            let batch = match Arc::try_unwrap(written) {
+                Ok(pending) => pending.batch,
+                Err(shared) => shared.batch.clone(),
+            };
+            for (table, key, value) in batch.ops {
+                if table != TrieNodes::TABLE {
+                    continue;
+                }
+                if let (Ok(hash), Some(node)) = (decode_key::<TrieNodes>(&key), value) {
+                    if let Ok(node) = decode_owned::<TrieNodes>(node) {
+                        persister_nodes.insert(hash, node);
+                    }
+                }
+            }
+        });
+        Self {
+            backend,
+            nodes,
+            flat: Arc::new(FlatCache::new(sizes)),
+            overlay,
+            persister: Arc::new(persister),
+            write_order: Arc::new(parking_lot::Mutex::new(())),
+        }
+    }
+
+    /// A store that keeps everything in memory (tests).
+    pub fn in_memory() -> Self {
+        Self::new(Arc::new(MemoryBackend::new()))
+    }
+
+    /// The backend's name (`memory`, `mdbx`, `rocksdb`).
+    pub fn backend_kind(&self) -> &'static str {
+        self.backend.kind()
+    }
+
+    /// Accepts a batch: once this returns, every read sees it; the persister thread
+    /// applies it to the backend atomically, after the batches accepted before it.
+    pub fn write(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        self.accept(PendingBatch::new(batch))
+    }
+
+    fn accept(&self, pending: PendingBatch) -> Result<(), StoreError> {
+        let _order = self.write_order.lock();
+        self.persister.check()?;
+        // The caches must hold the previous batch before this one can be put over it.
+        self.flat.apply_unapplied();
+        let pending = Arc::new(pending);
+        {
+            // No read that started before this batch was visible can fill a cache after
+            // it: fillers hold the read side, and from here on they see the batch in the
+            // overlay (so they only ever fill its values).
+            let _exclusive = self.flat.fill_lock.write();
+            self.overlay.push(pending.clone());
+            self.flat.set_unapplied(pending.clone());
+        }
+        // Only the caches go along: a queued job must not keep the database open.
+        let flat = self.flat.clone();
+        rayon::spawn(move || flat.apply_unapplied());
+        self.persister.submit(pending)
+    }
+
+    /// Waits until every accepted batch is on disk; reports a failed write.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.persister.flush()
+    }
+
+    /// Makes the committed blocks durable up to a bound: waits until at most `lag`
+    /// accepted batches are still waiting for the backend, then syncs the backend, so
+    /// every batch up to that point survives an OS crash or power loss. `lag` 0 makes
+    /// everything committed so far durable. Reports a failed write.
+    pub fn persist(&self, lag: u64) -> Result<(), StoreError> {
+        self.persister.wait_until_behind(lag)?;
+        self.backend.sync()?;
+        // A write can fail while we synced; the caller must not report durability then.
+        self.persister.check()
+    }
+
+    /// Waits for the first failed background write without keeping the store open. A
+    /// node uses it to stop instead of serving state it cannot keep.
+    pub fn failure_watch(&self) -> crate::persist::FailureWatch {
+        self.persister.failure_watch()
+    }
+
+    /// How long the backend took for each batch written since the last call.
+    pub fn take_write_times(&self) -> Vec<std::time::Duration> {
+        self.persister.take_write_times()
+    }
+
+    /// A point read through the overlay of batches not yet on disk.
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.overlay.get(table, key) {
+            Some(value) => Ok(value),
+            None => self.backend.get(table, key),
+        }
+    }
+
+    /// A prefix scan through the overlay of batches not yet on disk, in key order.
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
+        let pending = self.overlay.snapshot();
+        let base = self.backend.scan_prefix(table, prefix)?;
+        Ok(crate::persist::merge_scan(&pending, table, prefix, base))
+    }
+
+    /// The value of `key` in table `T` (through the overlay, not the flat caches).
+    fn read<T: TypedTable>(&self, key: &T::Key) -> Result<Option<T::Value>, StoreError> {
+        self.get(T::TABLE, key.encode_key().as_ref())?.map(decode_owned::<T>).transpose()
+    }
+
+    /// Every entry of table `T` whose stored key starts with `prefix`, in key order.
+    fn scan<T: TypedTable>(&self, prefix: &[u8]) -> Result<Vec<Row<T>>, StoreError> {
+        self
+            .scan_prefix(T::TABLE, prefix)?
+            .into_iter()
+            .map(|(k, v)| Ok((decode_key::<T>(&k)?, decode_owned::<T>(v)?)))
+            .collect()
+    }
+}

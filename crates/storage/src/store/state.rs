@@ -1,0 +1,78 @@
+//! Readers of the head's state (accounts, storage, code) and of trie nodes, through the
+//! caches (see `cache` for how a miss may fill them).
+
+use super::Store;
+use crate::tables::{Accounts, Code, Storage, TrieNodes};
+use crate::StoreError;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use ethrex_common::AccountState;
+use ethrex_trie::{NodeReader, NodeRlp, TrieError};
+
+impl Store {
+    /// An account of the head's state (`None`: it does not exist).
+    pub fn account(&self, address: &Address) -> Result<Option<AccountState>, StoreError> {
+        if let Some(record) = self.flat.unapplied_value::<Accounts>(address) {
+            return record;
+        }
+        if let Some(account) = self.flat.accounts.get(address) {
+            return Ok(account);
+        }
+        let _fill = self.flat.fill_lock.read();
+        let account = self.read::<Accounts>(address)?;
+        self.flat.accounts.insert(*address, account);
+        Ok(account)
+    }
+
+    /// A storage slot of the head's state (zero if unset).
+    pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreError> {
+        let key = (*address, *slot);
+        if let Some(value) = self.flat.unapplied_value::<Storage>(&key) {
+            return value.map(Option::unwrap_or_default);
+        }
+        if let Some(v) = self.flat.storage.get(&key) {
+            return Ok(v);
+        }
+        let _fill = self.flat.fill_lock.read();
+        // Through the overlay: an evicted entry may belong to a batch still on its way
+        // to the disk.
+        let value = self.read::<Storage>(&key)?.unwrap_or_default();
+        self.flat.storage.insert(key, value);
+        Ok(value)
+    }
+
+    /// Every non-zero slot of an account (used when an account's storage is wiped).
+    pub fn storage_entries(&self, address: &Address) -> Result<Vec<(U256, U256)>, StoreError> {
+        // An account's slots share its address as the key prefix.
+        Ok(self.scan::<Storage>(address.as_slice())?.into_iter().map(|((_, slot), value)| (slot, value)).collect())
+    }
+
+    /// Contract code by its hash.
+    pub fn code(&self, code_hash: &B256) -> Result<Option<Bytes>, StoreError> {
+        if let Some(code) = self.flat.code.get(code_hash) {
+            return Ok(Some(code));
+        }
+        let code = self.read::<Code>(code_hash)?;
+        if let Some(code) = &code {
+            self.flat.code.insert(*code_hash, code.clone());
+        }
+        Ok(code)
+    }
+
+    /// Every account of the flat state (export, tests; walks the whole table).
+    pub fn all_accounts(&self) -> Result<Vec<(Address, AccountState)>, StoreError> {
+        self.scan::<Accounts>(&[])
+    }
+}
+
+impl NodeReader for Store {
+    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+        if let Some(node) = self.nodes.get(hash) {
+            return Ok(Some(node));
+        }
+        let Some(node) = self.read::<TrieNodes>(hash)? else {
+            return Ok(None);
+        };
+        self.nodes.insert(*hash, node.clone());
+        Ok(Some(node))
+    }
+}

@@ -1,0 +1,199 @@
+//! Pins the on-disk format: the table names and the exact key and value bytes a genesis,
+//! a block and an unwind leave in every table. Existing databases (and the bench
+//! fixtures) are read with these bytes, so a change here is a format change.
+
+use alloy_primitives::{hex, Address, Bytes, B256, U256};
+use ethrex_common::{AccountState, Block, BlockAccessList, BlockBody, Header, Receipt};
+use ethrex_storage::memory::MemoryBackend;
+use ethrex_storage::{BlockCommit, ChangeSet, KvBackend, StateUpdate, Store, Table};
+use std::sync::Arc;
+
+const A: Address = Address::repeat_byte(0x11);
+const B: Address = Address::repeat_byte(0x22);
+const GENESIS: B256 = B256::repeat_byte(0x0a);
+const BLOCK1: B256 = B256::repeat_byte(0x0b);
+const CODE_HASH: B256 = B256::repeat_byte(0xcc);
+const NODE_HASH: B256 = B256::repeat_byte(0xdd);
+
+/// Concatenates hex pieces (`"11" * 20` style repetition is spelled out by `rep`).
+fn h(parts: &[&str]) -> Vec<u8> {
+    hex::decode(parts.concat()).unwrap()
+}
+
+fn rep(byte: &str, n: usize) -> String {
+    byte.repeat(n)
+}
+
+fn account() -> AccountState {
+    AccountState {
+        nonce: 1,
+        balance: U256::from(2u64),
+        storage_root: B256::repeat_byte(0x33),
+        code_hash: B256::repeat_byte(0x44),
+    }
+}
+
+/// The account's RLP, written out by hand: a 68-byte list of nonce, balance and the two
+/// 32-byte hashes.
+fn account_rlp() -> Vec<u8> {
+    h(&["f844", "01", "02", "a0", &rep("33", 32), "a0", &rep("44", 32)])
+}
+
+fn slot(n: &str) -> String {
+    format!("{n:0>64}")
+}
+
+fn block(number: u64, parent: B256) -> Block {
+    Block { header: Header { number, parent_hash: parent, ..Default::default() }, body: BlockBody::default() }
+}
+
+fn table(backend: &MemoryBackend, table: Table) -> Vec<(Vec<u8>, Vec<u8>)> {
+    backend.scan_prefix(table, &[]).unwrap()
+}
+
+#[test]
+fn table_names_and_order_are_fixed() {
+    let names: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "headers",
+            "header_numbers",
+            "canonical_hashes",
+            "bodies",
+            "receipts",
+            "bals",
+            "accounts",
+            "storage",
+            "code",
+            "trie_nodes",
+            "change_sets",
+            "meta"
+        ]
+    );
+    for (i, t) in Table::ALL.iter().enumerate() {
+        assert_eq!(t.index(), i);
+    }
+}
+
+#[test]
+fn genesis_block_and_unwind_write_exactly_these_bytes() {
+    let backend = Arc::new(MemoryBackend::new());
+    let store = Store::new(backend.clone());
+
+    let genesis = block(0, B256::ZERO);
+    let genesis_state = StateUpdate {
+        accounts: vec![(A, Some(account()))],
+        storage: vec![(A, U256::from(0x0102u64), U256::from(0x0304u64))],
+        wiped_storage: vec![],
+        codes: vec![(CODE_HASH, Bytes::from_static(&[0x60, 0x00]))],
+        trie_nodes: vec![(NODE_HASH, vec![0xc0])],
+    };
+    store.commit_genesis(GENESIS, &genesis, genesis_state).unwrap();
+
+    let block1 = block(1, GENESIS);
+    let bal: BlockAccessList = Vec::new();
+    let receipts: Vec<Receipt> = Vec::new();
+    let change_set = ChangeSet {
+        accounts: vec![(B, Some(account()))],
+        storage: vec![(A, U256::from(0x0102u64), U256::from(0x0304u64))],
+    };
+    let prepared = Store::prepare_block(BlockCommit {
+        hash: BLOCK1,
+        block: &block1,
+        bal: Some(&bal),
+        receipts: &receipts,
+        state: StateUpdate {
+            accounts: vec![(B, None)],
+            storage: vec![(A, U256::from(0x0102u64), U256::ZERO), (A, U256::from(5u64), U256::from(0x01_0000u64))],
+            wiped_storage: vec![(A, U256::from(0xffu64))],
+            codes: vec![],
+            trie_nodes: vec![],
+        },
+        change_set,
+    });
+    store.commit_prepared(prepared).unwrap();
+    store.flush().unwrap();
+
+    let g = rep("0a", 32);
+    let b1 = rep("0b", 32);
+    assert_eq!(
+        table(&backend, Table::Headers),
+        vec![(h(&[&g]), alloy_rlp::encode(&genesis.header)), (h(&[&b1]), alloy_rlp::encode(&block1.header))]
+    );
+    assert_eq!(
+        table(&backend, Table::HeaderNumbers),
+        vec![(h(&[&g]), h(&["0000000000000000"])), (h(&[&b1]), h(&["0000000000000001"]))]
+    );
+    let canonical = vec![(h(&["0000000000000000"]), h(&[&g])), (h(&["0000000000000001"]), h(&[&b1]))];
+    assert_eq!(table(&backend, Table::CanonicalHashes), canonical);
+    assert_eq!(
+        table(&backend, Table::Bodies),
+        vec![(h(&[&g]), alloy_rlp::encode(&genesis.body)), (h(&[&b1]), alloy_rlp::encode(&block1.body))]
+    );
+    // No receipts: an empty RLP list, for the genesis and for the block.
+    assert_eq!(table(&backend, Table::Receipts), vec![(h(&[&g]), h(&["c0"])), (h(&[&b1]), h(&["c0"]))]);
+    assert_eq!(table(&backend, Table::Bals), vec![(h(&[&b1]), h(&["c0"]))]);
+    // B was deleted by block 1; A is untouched.
+    assert_eq!(table(&backend, Table::Accounts), vec![(h(&[&rep("11", 20)]), account_rlp())]);
+    // Slot 0x0102 was zeroed (deleted), slot 5 set; values are big-endian without
+    // leading zeros.
+    assert_eq!(table(&backend, Table::Storage), vec![(h(&[&rep("11", 20), &slot("5")]), h(&["010000"]))]);
+    assert_eq!(table(&backend, Table::Code), vec![(h(&[&rep("cc", 32)]), h(&["6000"]))]);
+    assert_eq!(table(&backend, Table::TrieNodes), vec![(h(&[&rep("dd", 32)]), h(&["c0"]))]);
+    let change_set_bytes = h(&[
+        "00000001",
+        &rep("22", 20),
+        "01",
+        "00000046",
+        &hex::encode(account_rlp()),
+        "00000001",
+        &rep("11", 20),
+        &slot("0102"),
+        &slot("0304"),
+    ]);
+    assert_eq!(table(&backend, Table::ChangeSets), vec![(h(&[&b1]), change_set_bytes)]);
+    // "genesis" sorts before "head".
+    assert_eq!(
+        table(&backend, Table::Meta),
+        vec![(b"genesis".to_vec(), h(&[&g])), (b"head".to_vec(), h(&[&b1]))]
+    );
+
+    // Unwinding block 1 restores its change set, drops it from the canonical index and
+    // moves the head back; the block's own data stays.
+    assert_eq!(store.unwind_head().unwrap(), GENESIS);
+    store.flush().unwrap();
+    assert_eq!(
+        table(&backend, Table::Accounts),
+        vec![(h(&[&rep("11", 20)]), account_rlp()), (h(&[&rep("22", 20)]), account_rlp())]
+    );
+    assert_eq!(
+        table(&backend, Table::Storage),
+        vec![
+            (h(&[&rep("11", 20), &slot("5")]), h(&["010000"])),
+            (h(&[&rep("11", 20), &slot("0102")]), h(&["0304"])),
+        ]
+    );
+    assert_eq!(table(&backend, Table::CanonicalHashes), canonical[..1].to_vec());
+    assert_eq!(table(&backend, Table::Meta), vec![(b"genesis".to_vec(), h(&[&g])), (b"head".to_vec(), h(&[&g]))]);
+    assert_eq!(table(&backend, Table::Headers).len(), 2);
+    assert_eq!(table(&backend, Table::ChangeSets).len(), 1);
+
+    // And the typed readers read the same bytes back.
+    assert_eq!(store.head().unwrap(), Some(GENESIS));
+    assert_eq!(store.genesis_hash().unwrap(), Some(GENESIS));
+    assert_eq!(store.block_number(&BLOCK1).unwrap(), Some(1));
+    assert_eq!(store.canonical_hash(0).unwrap(), Some(GENESIS));
+    assert_eq!(store.canonical_hash(1).unwrap(), None);
+    assert_eq!(store.account(&B).unwrap(), Some(account()));
+    assert_eq!(store.storage(&A, &U256::from(0x0102u64)).unwrap(), U256::from(0x0304u64));
+    assert_eq!(
+        store.storage_entries(&A).unwrap(),
+        vec![(U256::from(5u64), U256::from(0x01_0000u64)), (U256::from(0x0102u64), U256::from(0x0304u64))]
+    );
+    assert_eq!(store.all_accounts().unwrap(), vec![(A, account()), (B, account())]);
+    assert_eq!(store.code(&CODE_HASH).unwrap(), Some(Bytes::from_static(&[0x60, 0x00])));
+    assert_eq!(store.receipts(&BLOCK1).unwrap(), Some(vec![]));
+    assert_eq!(store.bal(&BLOCK1).unwrap(), Some(vec![]));
+    assert_eq!(store.block(&BLOCK1).unwrap(), Some(block1));
+}
