@@ -12,12 +12,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 type FxDashMap<K, V> = DashMap<K, V, FxBuildHasher>;
 
+/// How often the cache answered a read itself, and how often it asked the database.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CacheStats {
+    /// Reads answered from the cache.
     pub hits: u64,
+    /// Reads passed on to the database underneath.
     pub misses: u64,
 }
 
+/// A read-through cache over `DB`, safe to share between threads; every value it holds
+/// is the pre-block value.
 pub struct CachingDb<DB> {
     inner: DB,
     accounts: FxDashMap<Address, Option<AccountInfo>>,
@@ -29,6 +34,7 @@ pub struct CachingDb<DB> {
 }
 
 impl<DB> CachingDb<DB> {
+    /// An empty cache over `inner`.
     pub fn new(inner: DB) -> Self {
         Self {
             inner,
@@ -41,13 +47,12 @@ impl<DB> CachingDb<DB> {
         }
     }
 
+    /// Hits and misses so far (block hashes are not counted).
     pub fn stats(&self) -> CacheStats {
-        CacheStats { hits: self.hits.load(Ordering::Relaxed), misses: self.misses.load(Ordering::Relaxed) }
-    }
-
-    /// Puts analysed bytecode in the cache so that workers share one copy.
-    pub fn insert_code(&self, hash: B256, code: Bytecode) {
-        self.code.insert(hash, code);
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+        }
     }
 
     fn hit(&self) {

@@ -6,27 +6,32 @@ use ethrex_storage::{Store, StoreError};
 use revm::database_interface::{DBErrorMarker, DatabaseRef};
 use revm::state::{AccountInfo, Bytecode};
 
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreDbError(pub String);
+/// Why [`StoreDb`] could not answer a read.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreDbError {
+    /// The store itself failed.
+    #[error("store read failed: {0}")]
+    Store(#[from] StoreError),
+    /// An account's code hash names code the store does not hold.
+    #[error("code {0} missing from store")]
+    MissingCode(B256),
+    /// A header on the parent's chain, needed for BLOCKHASH, is missing.
+    #[error("ancestor header {0} missing")]
+    MissingAncestor(B256),
+}
 
 impl DBErrorMarker for StoreDbError {}
-
-impl From<StoreError> for StoreDbError {
-    fn from(e: StoreError) -> Self {
-        StoreDbError(e.to_string())
-    }
-}
 
 /// Reads state from the store. The store's flat tables must hold the parent's state.
 #[derive(Clone)]
 pub struct StoreDb {
-    pub store: Store,
-    pub parent_hash: B256,
-    pub parent_number: u64,
+    store: Store,
+    parent_hash: B256,
+    parent_number: u64,
 }
 
 impl StoreDb {
+    /// A view of `store` as the state after block `parent_number` (hash `parent_hash`).
     pub fn new(store: Store, parent_hash: B256, parent_number: u64) -> Self {
         Self { store, parent_hash, parent_number }
     }
@@ -49,7 +54,7 @@ impl DatabaseRef for StoreDb {
         match self.store.code(&code_hash)? {
             Some(code) => Ok(Bytecode::new_raw(code)),
             None if code_hash == ethrex_common::KECCAK_EMPTY => Ok(Bytecode::default()),
-            None => Err(StoreDbError(format!("code {code_hash} missing from store"))),
+            None => Err(StoreDbError::MissingCode(code_hash)),
         }
     }
 
@@ -68,10 +73,7 @@ impl DatabaseRef for StoreDb {
         let mut hash = self.parent_hash;
         let mut current = self.parent_number;
         while current > number {
-            let header = self
-                .store
-                .header(&hash)?
-                .ok_or_else(|| StoreDbError(format!("ancestor header {hash} missing")))?;
+            let header = self.store.header(&hash)?.ok_or(StoreDbError::MissingAncestor(hash))?;
             hash = header.parent_hash;
             current -= 1;
         }

@@ -1,5 +1,5 @@
-//! Fork rules and environments: `Fork` -> revm `SpecId`, block header -> `BlockEnv`,
-//! signed transaction -> `TxEnv`.
+//! Fork rules and environments: `Fork` -> revm `SpecId`, block header -> `BlockEnv` and
+//! `CfgEnv`, signed transaction -> `TxEnv`. `evm.rs` builds the EVM from them.
 
 use alloy_consensus::{Transaction as _, Typed2718};
 use alloy_primitives::{Address, TxKind, U256};
@@ -9,7 +9,8 @@ use revm::context_interface::block::BlobExcessGasAndPrice;
 use revm::context_interface::either::Either;
 use revm::primitives::hardfork::SpecId;
 
-pub fn spec_id(fork: Fork) -> SpecId {
+/// The revm rule set of a fork.
+fn spec_id(fork: Fork) -> SpecId {
     match fork {
         Fork::Paris => SpecId::MERGE,
         Fork::Shanghai => SpecId::SHANGHAI,
@@ -20,7 +21,8 @@ pub fn spec_id(fork: Fork) -> SpecId {
     }
 }
 
-pub fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
+/// Chain id, fork rules and blob limits for the block with this header.
+pub(crate) fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
     let fork = config.fork_at(header.timestamp);
     let mut cfg = CfgEnv::default();
     cfg.chain_id = config.chain_id();
@@ -32,9 +34,13 @@ pub fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
     cfg
 }
 
-pub fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
+/// The block's own values as its transactions see them (number, coinbase, base fee, blob
+/// price...).
+pub(crate) fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
     let blob = match (header.excess_blob_gas, config.blob_params_at(header.timestamp)) {
-        (Some(excess), Some(params)) => Some(BlobExcessGasAndPrice::new(excess, params.update_fraction as u64)),
+        (Some(excess), Some(params)) => {
+            Some(BlobExcessGasAndPrice::new(excess, params.update_fraction as u64))
+        }
         _ => None,
     };
     BlockEnv {
@@ -50,7 +56,8 @@ pub fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
     }
 }
 
-pub fn tx_env(tx: &Transaction, sender: Address) -> TxEnv {
+/// A signed transaction as revm executes it, sent by `sender`.
+pub(crate) fn tx_env(tx: &Transaction, sender: Address) -> TxEnv {
     let authorization_list = tx
         .authorization_list()
         .map(|list| list.iter().cloned().map(Either::Left).collect())
@@ -59,7 +66,11 @@ pub fn tx_env(tx: &Transaction, sender: Address) -> TxEnv {
         tx_type: tx.ty(),
         caller: sender,
         gas_limit: tx.gas_limit(),
-        gas_price: if tx.is_dynamic_fee() { tx.max_fee_per_gas() } else { tx.gas_price().unwrap_or_default() },
+        gas_price: if tx.is_dynamic_fee() {
+            tx.max_fee_per_gas()
+        } else {
+            tx.gas_price().unwrap_or_default()
+        },
         kind: match tx.to() {
             Some(to) => TxKind::Call(to),
             None => TxKind::Create,

@@ -1,23 +1,34 @@
 //! Block execution on revm: the glue between our store and the EVM (fork rules,
-//! transaction and block environments, system calls, requests) and the sequential
-//! executor, which also builds the block-level access list (EIP-7928) as it runs.
+//! transaction and block environments, system calls, requests) and two executors that
+//! are peers: the sequential one, which also builds the block-level access list
+//! (EIP-7928) as it runs, and the parallel one, driven by the header's BAL.
+//!
+//! Shared by both executors: `evm` (the one place an EVM is built), `system` (the
+//! pre- and post-block stages), `gas` (gas accounting), `output` (receipts and the
+//! final state flattened into account changes) and `error`.
 
-pub mod bal_index;
-pub mod cache;
-pub mod db;
-pub mod env;
+mod bal_index;
+mod cache;
+mod db;
+mod env;
 pub mod error;
-pub mod output;
-pub mod parallel;
-pub mod senders;
-pub mod sequential;
-pub mod system;
+mod evm;
+mod gas;
+mod output;
+mod parallel;
+mod requests;
+mod senders;
+mod sequential;
+mod system;
 pub mod warmer;
 
+pub use cache::{CacheStats, CachingDb};
 pub use db::{StoreDb, StoreDbError};
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput};
-pub use cache::CachingDb;
-pub use parallel::{execute_block_parallel, run_transactions_parallel, ExecutedTransactions, ParallelOutcome, ParallelRun};
+pub use parallel::{
+    execute_block_parallel, run_transactions_parallel, ExecutedTransactions, ParallelOutcome,
+    ParallelRun,
+};
 pub use senders::{recover_sender, recover_senders};
 pub use sequential::execute_block_sequential;

@@ -1,13 +1,18 @@
-//! What executing a block produces, independent of how it was executed.
+//! What executing a block produces, independent of how it was executed, and how both
+//! executors build it: receipts, and the final state (revm's bundle) flattened into
+//! account changes.
 
+use alloy_consensus::{Eip658Value, Receipt as PlainReceipt, TxType};
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_primitives::{Address, Bytes, Log, B256, U256};
 use ethrex_common::{BlockAccessList, Receipt};
-use revm::database::BundleState;
+use revm::database::states::bundle_state::BundleRetention;
+use revm::database::{BundleState, State};
 
 /// The post-block value of an account the block changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountChange {
+    /// The account.
     pub address: Address,
     /// `(nonce, balance, code_hash)` after the block; `None`: the account does not exist.
     pub info: Option<(u64, U256, B256)>,
@@ -18,8 +23,10 @@ pub struct AccountChange {
     pub storage: Vec<(U256, U256)>,
 }
 
+/// Everything executing a block produced.
 #[derive(Debug, Clone, Default)]
 pub struct BlockExecutionOutput {
+    /// One receipt per transaction, in block order.
     pub receipts: Vec<Receipt>,
     /// Block gas used as the header commits to it (EIP-7778 rules from Amsterdam on).
     pub gas_used: u64,
@@ -33,8 +40,37 @@ pub struct BlockExecutionOutput {
     pub codes: Vec<(B256, Bytes)>,
 }
 
+/// A transaction's receipt (its bloom computed here).
+pub(crate) fn build_receipt(
+    tx_type: u8,
+    success: bool,
+    cumulative_gas_used: u64,
+    logs: Vec<Log>,
+) -> Receipt {
+    let receipt = PlainReceipt { status: Eip658Value::Eip658(success), cumulative_gas_used, logs }
+        .with_bloom();
+    let ty = TxType::try_from(tx_type).unwrap_or(TxType::Legacy);
+    Receipt::from_typed(ty, receipt)
+}
+
+/// The output of a block whose every stage has been committed into `state`: the BAL
+/// its builder recorded (with `build_bal`) and the state changes, with the receipts,
+/// gas and requests computed along the way.
+pub(crate) fn finish<DB: revm::Database>(
+    mut state: State<DB>,
+    build_bal: bool,
+    receipts: Vec<Receipt>,
+    gas_used: u64,
+    requests: Option<Requests>,
+) -> BlockExecutionOutput {
+    let bal = if build_bal { state.take_built_alloy_bal() } else { None };
+    state.merge_transitions(BundleRetention::PlainState);
+    let (accounts, codes) = changes_from_bundle(state.take_bundle());
+    BlockExecutionOutput { receipts, gas_used, requests, bal, accounts, codes }
+}
+
 /// Flattens revm's bundle into account changes sorted by address.
-pub fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
+fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
     let mut accounts: Vec<AccountChange> = bundle
         .state
         .into_iter()
@@ -48,7 +84,8 @@ pub fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B25
                 .collect();
             storage.sort_unstable_by_key(|(k, _)| *k);
             let info = account.info.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
-            let original = account.original_info.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
+            let original =
+                account.original_info.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
             // Touched but left exactly as it was: nothing to write.
             if info == original && storage.is_empty() && !storage_wiped {
                 return None;

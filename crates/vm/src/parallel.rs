@@ -11,32 +11,40 @@
 //! work is spread over every core alongside execution; an invalid signature is reported
 //! before any other verdict, as sequential import (which recovers first) does.
 //!
-//! Verdicts: when neither the pre-block system calls' writes (index 0) nor any
-//! transaction's writes disagree with the header BAL, every transaction saw its exact
-//! pre-state, so the first failure in block order (invalid
-//! transaction or block gas overflow) is the same failure the sequential path finds.
-//! When some transaction's writes disagree, later transactions may have run on wrong
-//! state; the caller must then let the sequential path decide the verdict
-//! (`ParallelOutcome::BalMismatch`).
+//! Verdicts: the parallel path names a block's error only when it is sure to be the one
+//! the sequential path names. When neither the pre-block system calls' writes (index 0)
+//! nor any transaction's writes disagree with the header BAL, every transaction saw its
+//! exact pre-state, so the first failure in block order (invalid transaction or block
+//! gas overflow) is the same failure the sequential path finds. Whenever the header BAL
+//! cannot be trusted that far, the caller must let the sequential path decide
+//! (`ParallelOutcome::BalMismatch`): when it does not have the canonical form both
+//! readings of it rely on (`bal_index::parallel_form_violation`), when revm cannot load
+//! it (a code change that is not valid bytecode, such as a malformed EIP-7702
+//! designator), when a transaction reads state it does not list, or when some writes
+//! disagree with it (later transactions may then have run on wrong state). Failures that
+//! do not depend on the BAL are reported in the sequential path's order: a bad signature
+//! anywhere in the block before anything else, then the pre-block system calls.
 
-use crate::bal_index::{diff_writes, writes_at_index, writes_by_index, IndexWrites};
+use crate::bal_index::{
+    diff_writes, parallel_form_violation, writes_at_index, writes_by_index, IndexWrites,
+};
 use crate::env::tx_env;
-use crate::error::ExecutionError;
-use crate::output::BlockExecutionOutput;
-use crate::senders::recover_sender;
-use crate::sequential::{build_receipt, evm_error, finish, run_post_block, run_pre_block, BlockEnvs, GasCounter};
+use crate::error::{transaction_error, DatabaseError, ExecutionError, HeaderBalError};
+use crate::evm::EvmConfig;
+use crate::gas::GasCounter;
+use crate::output::{build_receipt, finish, BlockExecutionOutput};
+use crate::senders::{recover_sender, recover_senders};
+use crate::system::{run_post_block, run_pre_block};
 use alloy_consensus::{Transaction as _, Typed2718};
 use alloy_primitives::Address;
-use ethrex_common::{Block, BlockAccessList, ChainConfig};
-use ethrex_common::Receipt;
+use ethrex_common::{Block, BlockAccessList, ChainConfig, Receipt, Transaction};
+use rayon::prelude::*;
 use revm::context_interface::result::ResultGas;
 use revm::database::{State, WrapDatabaseRef};
 use revm::database_interface::DatabaseRef;
 use revm::state::bal::{Bal, BlockAccessIndex};
 use revm::state::EvmState;
-use revm::{Context, ExecuteEvm, MainBuilder, MainContext};
-use revm::DatabaseCommit;
-use rayon::prelude::*;
+use revm::{DatabaseCommit, ExecuteEvm};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -44,10 +52,18 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub enum ParallelOutcome {
     /// Executed; the output's BAL is the one execution produced (compare it with the header).
-    Executed { output: BlockExecutionOutput, senders: Vec<Address> },
-    /// Some transaction's writes disagree with the header BAL; the verdict must come from
-    /// sequential execution. `reason` describes the first disagreement.
-    BalMismatch { reason: String },
+    Executed {
+        /// The block's output, receipts included.
+        output: BlockExecutionOutput,
+        /// The transactions' senders, in block order.
+        senders: Vec<Address>,
+    },
+    /// The header BAL cannot drive parallel execution (malformed, or contradicted by
+    /// execution); the verdict must come from sequential execution.
+    BalMismatch {
+        /// Why, for logs: the first problem found.
+        reason: String,
+    },
 }
 
 /// One transaction's result, computed on a worker.
@@ -56,58 +72,58 @@ struct TxRun {
     /// Gas, the receipt (built in the worker, bloom included; its cumulative gas is set
     /// in block order) and the state changes.
     result: Result<(ResultGas, Receipt, EvmState), ExecutionError>,
-    /// First disagreement between this transaction's writes and the header BAL.
+    /// First disagreement between this transaction's run and the header BAL.
     bal_mismatch: Option<String>,
 }
 
-fn run_one<DB>(
-    db: &DB,
-    bal: &Arc<Bal>,
-    header_writes: &IndexWrites,
-    envs: &BlockEnvs,
-    index: usize,
-    tx: &ethrex_common::Transaction,
-    sender: Address,
-) -> TxRun
-where
-    DB: DatabaseRef + Sync,
-    DB::Error: std::fmt::Display,
-{
-    let bal_index = index + 1;
-    let mut state = State::builder()
-        .with_database(WrapDatabaseRef(db))
-        .with_bal(bal.clone())
-        .with_bal_builder()
-        .build();
-    state.set_bal_index(BlockAccessIndex(bal_index as u64));
-    let outcome = {
-        let mut evm = Context::mainnet()
-            .with_block(envs.block.clone())
-            .with_cfg(envs.cfg.clone())
-            .with_db(&mut state)
-            .build_mainnet();
-        evm.transact(tx_env(tx, sender))
-    };
-    match outcome {
-        Err(e) => {
-            let error = evm_error(index, e);
-            // A read of an account or slot the BAL does not list surfaces as a database
-            // error of the BAL view: that is the BAL's fault, not the transaction's.
-            let bal_mismatch = matches!(error, ExecutionError::Database(_))
-                .then(|| format!("index {bal_index}: transaction read state the BAL does not list ({error})"));
-            TxRun { sender, result: Err(error), bal_mismatch }
-        }
-        Ok(r) => {
-            state.bal_state.commit(&r.state);
-            let produced = state
-                .take_built_alloy_bal()
-                .map(|partial| writes_at_index(&partial, bal_index as u64))
-                .unwrap_or_default();
-            let bal_mismatch = diff_writes(bal_index, header_writes, &produced);
-            let gas = *r.result.gas();
-            let success = r.result.is_success();
-            let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
-            TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch }
+/// What every worker shares: the block's EVM configuration and the header BAL, in
+/// revm's form (what transactions read) and by index (what their writes are checked
+/// against).
+struct Shared<'a, DB> {
+    db: &'a DB,
+    evm_config: &'a EvmConfig,
+    bal: Arc<Bal>,
+    header_writes: Vec<IndexWrites>,
+}
+
+impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
+    fn run_one(&self, index: usize, tx: &Transaction, sender: Address) -> TxRun {
+        let bal_index = index + 1;
+        let mut state = State::builder()
+            .with_database(WrapDatabaseRef(self.db))
+            .with_bal(self.bal.clone())
+            .with_bal_builder()
+            .build();
+        state.set_bal_index(BlockAccessIndex(bal_index as u64));
+        let outcome = self.evm_config.evm(&mut state).transact(tx_env(tx, sender));
+        match outcome {
+            Err(e) => {
+                let error = transaction_error(index, e);
+                // A read of an account or slot the BAL does not list is the BAL's fault, not
+                // the transaction's; a failing read of the state underneath is retried by
+                // the sequential path, which then decides.
+                let bal_mismatch = match &error {
+                    ExecutionError::Bal(e) => Some(format!("index {bal_index}: {e}")),
+                    ExecutionError::Database(e) => {
+                        Some(format!("index {bal_index}: reading the state failed: {e}"))
+                    }
+                    _ => None,
+                };
+                TxRun { sender, result: Err(error), bal_mismatch }
+            }
+            Ok(r) => {
+                state.bal_state.commit(&r.state);
+                let produced = state
+                    .take_built_alloy_bal()
+                    .map(|partial| writes_at_index(&partial, bal_index as u64))
+                    .unwrap_or_default();
+                let bal_mismatch =
+                    diff_writes(bal_index, &self.header_writes[bal_index], &produced);
+                let gas = *r.result.gas();
+                let success = r.result.is_success();
+                let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
+                TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch }
+            }
         }
     }
 }
@@ -118,9 +134,9 @@ where
 /// picked up last leaves the other cores idle while it runs. So the workers take
 /// transactions from one shared queue ordered by gas limit, largest first (greedy
 /// longest-processing-time scheduling; the gas limit stands in for the unknown cost).
-fn run_longest_first<F>(txs: &[ethrex_common::Transaction], run: F) -> Result<Vec<TxRun>, ExecutionError>
+fn run_longest_first<F>(txs: &[Transaction], run: F) -> Result<Vec<TxRun>, ExecutionError>
 where
-    F: Fn(usize, &ethrex_common::Transaction) -> TxRun + Sync,
+    F: Fn(usize, &Transaction) -> TxRun + Sync,
 {
     let mut order: Vec<usize> = (0..txs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(txs[i].gas_limit()));
@@ -144,8 +160,32 @@ where
     slots
         .into_iter()
         .enumerate()
-        .map(|(index, slot)| slot.ok_or_else(|| ExecutionError::Database(format!("transaction {index} was never run"))))
+        .map(|(index, slot)| {
+            slot.ok_or_else(|| {
+                ExecutionError::Database(DatabaseError::message(format!(
+                    "transaction {index} was never run"
+                )))
+            })
+        })
         .collect()
+}
+
+/// The header BAL in the two forms the workers use, or why it cannot drive parallel
+/// execution. The form check runs beside the conversions, which are safe on any BAL.
+fn prepare_bal(
+    bal: &BlockAccessList,
+    indices: usize,
+) -> Result<(Arc<Bal>, Vec<IndexWrites>), String> {
+    let (violation, (revm_bal, header_writes)) = rayon::join(
+        || parallel_form_violation(bal, indices),
+        || rayon::join(|| Bal::try_from(bal.clone()), || writes_by_index(bal, indices)),
+    );
+    if let Some(violation) = violation {
+        return Err(format!("header BAL not in canonical form: {violation}"));
+    }
+    let revm_bal = revm_bal
+        .map_err(|e| format!("header BAL cannot be loaded: {}", HeaderBalError::Code(e)))?;
+    Ok((Arc::new(revm_bal), header_writes))
 }
 
 /// The transactions of a block, run in parallel and checked, but not yet committed:
@@ -153,7 +193,7 @@ where
 /// while `commit` folds the state changes into the block's state in block order.
 pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
     state: State<WrapDatabaseRef<&'a DB>>,
-    envs: BlockEnvs,
+    evm_config: EvmConfig,
     changes: Vec<EvmState>,
     gas: GasCounter,
     /// In block order, cumulative gas set. A caller that takes them out (to hash them
@@ -168,13 +208,17 @@ pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
 // an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum ParallelRun<'a, DB: DatabaseRef> {
+    /// Every transaction ran, and agreed with the header BAL; the changes await `commit`.
     Ran(ExecutedTransactions<'a, DB>),
     /// As `ParallelOutcome::BalMismatch`.
-    BalMismatch { reason: String },
+    BalMismatch {
+        /// Why, for logs: the first problem found.
+        reason: String,
+    },
 }
 
 /// Executes `block` with its transactions in parallel, reading through `db` (the shared
-/// cache over the parent's state) and the header `bal` (already shape-checked).
+/// cache over the parent's state) and the header `bal`.
 pub fn execute_block_parallel<DB>(
     db: &DB,
     block: &Block,
@@ -183,7 +227,6 @@ pub fn execute_block_parallel<DB>(
 ) -> Result<ParallelOutcome, ExecutionError>
 where
     DB: DatabaseRef + Sync,
-    DB::Error: std::fmt::Display,
 {
     match run_transactions_parallel(db, block, config, bal)? {
         ParallelRun::BalMismatch { reason } => Ok(ParallelOutcome::BalMismatch { reason }),
@@ -205,34 +248,36 @@ pub fn run_transactions_parallel<'a, DB>(
 ) -> Result<ParallelRun<'a, DB>, ExecutionError>
 where
     DB: DatabaseRef + Sync,
-    DB::Error: std::fmt::Display,
 {
     let header = &block.header;
-    let envs = BlockEnvs::new(config, header);
+    let evm_config = EvmConfig::new(config, header);
+    let fork = evm_config.fork();
     let txs = &block.body.transactions;
-    // Three independent preparations, side by side: revm's form of the header BAL (what
-    // the workers read), the header's writes by index (what they are checked against),
-    // and the pre-block system calls on the state everything is finally committed into.
+    // Independent preparations, side by side: the header BAL in revm's form (what the
+    // workers read) and by index (what they are checked against), and the pre-block
+    // system calls on the state everything is finally committed into.
     let t_setup = std::time::Instant::now();
-    let ((revm_bal, header_writes), state) = rayon::join(
+    let (prepared, pre_block) = rayon::join(
+        || prepare_bal(bal, txs.len() + 2),
         || {
-            rayon::join(
-                || Bal::try_from(bal.clone()).map(Arc::new).map_err(|e| ExecutionError::Bal(format!("{e:?}"))),
-                || writes_by_index(bal, txs.len() + 2),
-            )
-        },
-        || -> Result<_, ExecutionError> {
             let mut state = State::builder()
                 .with_database(WrapDatabaseRef(db))
                 .with_bundle_update()
                 .with_bal_builder()
                 .build();
             state.reset_bal_index();
-            run_pre_block(&mut state, &envs, header)?;
-            Ok(state)
+            run_pre_block(&mut state, &evm_config, header).map(|()| state)
         },
     );
-    let (revm_bal, state) = (revm_bal?, state?);
+    let state = match pre_block {
+        Ok(state) => state,
+        // Sequential import recovers every sender before the system calls run.
+        Err(e) => return Err(recover_senders(txs, true).err().unwrap_or(e)),
+    };
+    let (revm_bal, header_writes) = match prepared {
+        Ok(prepared) => prepared,
+        Err(reason) => return Ok(ParallelRun::BalMismatch { reason }),
+    };
     let setup_time = t_setup.elapsed();
     // Every transaction reads the header's index-0 writes as its starting state, so they
     // must be exactly what the system calls wrote before anything else is trusted.
@@ -247,8 +292,9 @@ where
     }
 
     let t_parallel = std::time::Instant::now();
+    let shared = Shared { db, evm_config: &evm_config, bal: revm_bal, header_writes };
     let runs = run_longest_first(txs, |index, tx| match recover_sender(index, tx) {
-        Ok(sender) => run_one(db, &revm_bal, &header_writes[index + 1], &envs, index, tx, sender),
+        Ok(sender) => shared.run_one(index, tx, sender),
         Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
     })?;
     // Sequential import recovers every sender before executing anything, so a bad
@@ -270,7 +316,7 @@ where
     for (index, (tx, run)) in txs.iter().zip(runs).enumerate() {
         senders.push(run.sender);
         // Same order as the sequential path: the gas check comes before the transaction.
-        gas.check_fits(envs.fork, header.gas_limit, index, tx.gas_limit())?;
+        gas.check_fits(fork, header.gas_limit, index, tx.gas_limit())?;
         if let Some(reason) = run.bal_mismatch {
             return Ok(ParallelRun::BalMismatch { reason });
         }
@@ -288,17 +334,24 @@ where
         parallel_ms = parallel_time.as_secs_f64() * 1e3,
         "parallel execution phases"
     );
-    Ok(ParallelRun::Ran(ExecutedTransactions { state, envs, changes, gas, receipts, senders }))
+    Ok(ParallelRun::Ran(ExecutedTransactions {
+        state,
+        evm_config,
+        changes,
+        gas,
+        receipts,
+        senders,
+    }))
 }
 
-impl<DB> ExecutedTransactions<'_, DB>
-where
-    DB: DatabaseRef,
-    DB::Error: std::fmt::Display,
-{
+impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
     /// Commits the transactions' changes in block order (which rebuilds the whole BAL
     /// exactly as the sequential path does) and runs the post-block stage on top.
-    pub fn commit(mut self, block: &Block, config: &ChainConfig) -> Result<BlockExecutionOutput, ExecutionError> {
+    pub fn commit(
+        mut self,
+        block: &Block,
+        config: &ChainConfig,
+    ) -> Result<BlockExecutionOutput, ExecutionError> {
         let receipts = std::mem::take(&mut self.receipts);
         let mut output = self.commit_without_receipts(block, config, &receipts)?;
         output.receipts = receipts;
@@ -307,8 +360,13 @@ where
 
     /// As `commit`, but leaves the receipts with the caller (who may be hashing them
     /// meanwhile): the returned output's `receipts` is empty.
-    pub fn commit_without_receipts(self, block: &Block, config: &ChainConfig, receipts: &[Receipt]) -> Result<BlockExecutionOutput, ExecutionError> {
-        let ExecutedTransactions { mut state, envs, changes, gas, .. } = self;
+    pub fn commit_without_receipts(
+        self,
+        block: &Block,
+        config: &ChainConfig,
+        receipts: &[Receipt],
+    ) -> Result<BlockExecutionOutput, ExecutionError> {
+        let ExecutedTransactions { mut state, evm_config, changes, gas, .. } = self;
         let t_commit = std::time::Instant::now();
         for evm_state in changes {
             state.bump_bal_index();
@@ -316,8 +374,8 @@ where
         }
         let commit_time = t_commit.elapsed();
         let t_post = std::time::Instant::now();
-        let requests = run_post_block(&mut state, &envs, block, config, receipts)?;
-        let output = finish(state, true, Vec::new(), gas.block_gas(envs.fork), requests);
+        let requests = run_post_block(&mut state, &evm_config, block, config, receipts)?;
+        let output = finish(state, true, Vec::new(), gas.block_gas(evm_config.fork()), requests);
         tracing::trace!(
             block = block.header.number,
             ordered_commit_ms = commit_time.as_secs_f64() * 1e3,

@@ -11,12 +11,17 @@ use alloy_primitives::Address;
 use ethrex_common::Transaction;
 use rayon::prelude::*;
 
+/// The sender of transaction `index` of a block, recovered from its signature.
 pub fn recover_sender(index: usize, tx: &Transaction) -> Result<Address, ExecutionError> {
-    tx.recover_signer().map_err(|e| ExecutionError::InvalidSignature { index, reason: e.to_string() })
+    tx.recover_signer()
+        .map_err(|e| ExecutionError::InvalidSignature { index, reason: e.to_string() })
 }
 
 /// Every sender, in order; the error names the first transaction that fails.
-pub fn recover_senders(transactions: &[Transaction], on_rayon_pool: bool) -> Result<Vec<Address>, ExecutionError> {
+pub fn recover_senders(
+    transactions: &[Transaction],
+    on_rayon_pool: bool,
+) -> Result<Vec<Address>, ExecutionError> {
     if on_rayon_pool {
         transactions.par_iter().enumerate().map(|(i, tx)| recover_sender(i, tx)).collect()
     } else {

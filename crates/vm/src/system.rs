@@ -1,75 +1,123 @@
-//! System contracts and execution requests (EIP-2935, EIP-4788, EIP-6110, EIP-7002,
-//! EIP-7251, EIP-7685).
+//! The stages of a block around its transactions: the pre-block system calls (EIP-2935,
+//! EIP-4788; BAL index 0) and the post-block stage (withdrawals, then the EIP-7002 and
+//! EIP-7251 request system calls and the EIP-6110 deposits; BAL index n+1). Both
+//! executors run them the same way, on the state the block is committed into.
 
-use crate::error::ExecutionError;
+use crate::error::{state_error, ExecutionError};
+use crate::evm::EvmConfig;
+use crate::requests::{assemble_requests, deposit_requests};
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{address, b256, Address, Bytes, Log, B256};
+use alloy_primitives::{address, Address, Bytes, U256};
+use ethrex_common::{Block, ChainConfig, Fork, Header, Receipt};
+use revm::context::{ContextTr, JournalTr};
+use revm::context_interface::result::{EVMError, ExecutionResult};
+use revm::database::State;
+use revm::database_interface::bal::EvmDatabaseError;
+use revm::handler::EvmTr;
+use revm::{Database, ExecuteCommitEvm, SystemCallCommitEvm};
 
-pub const HISTORY_STORAGE_ADDRESS: Address = address!("0x0000F90827F1C53a10cb7A02335B175320002935");
-pub const BEACON_ROOTS_ADDRESS: Address = address!("0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02");
-pub const WITHDRAWAL_REQUEST_ADDRESS: Address = address!("0x00000961Ef480Eb55e80D19ad83579A64c007002");
-pub const CONSOLIDATION_REQUEST_ADDRESS: Address = address!("0x0000BBdDc7CE488642fb579F8B00f3a590007251");
+/// EIP-2935 history storage contract.
+const HISTORY_STORAGE_ADDRESS: Address = address!("0x0000F90827F1C53a10cb7A02335B175320002935");
+/// EIP-4788 beacon roots contract.
+const BEACON_ROOTS_ADDRESS: Address = address!("0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02");
+/// EIP-7002 withdrawal request contract.
+const WITHDRAWAL_REQUEST_ADDRESS: Address = address!("0x00000961Ef480Eb55e80D19ad83579A64c007002");
+/// EIP-7251 consolidation request contract.
+const CONSOLIDATION_REQUEST_ADDRESS: Address =
+    address!("0x0000BBdDc7CE488642fb579F8B00f3a590007251");
 
-/// keccak256("DepositEvent(bytes,bytes,bytes,bytes,bytes)")
-pub const DEPOSIT_EVENT_TOPIC: B256 = b256!("0x649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5");
+const GWEI_TO_WEI: u64 = 1_000_000_000;
 
-const DEPOSIT_REQUEST_TYPE: u8 = 0x00;
-const WITHDRAWAL_REQUEST_TYPE: u8 = 0x01;
-const CONSOLIDATION_REQUEST_TYPE: u8 = 0x02;
-
-/// Reads one `bytes` field of the ABI-encoded DepositEvent, checking the offset and
-/// length the deposit contract always produces (EIP-6110 requires the exact layout).
-fn deposit_field(data: &[u8], head_slot: usize, expected_offset: usize, len: usize) -> Result<&[u8], ExecutionError> {
-    let word = |at: usize| -> Result<usize, ExecutionError> {
-        let w = data.get(at..at + 32).ok_or_else(|| ExecutionError::InvalidDepositLayout("truncated".into()))?;
-        if w[..24].iter().any(|b| *b != 0) {
-            return Err(ExecutionError::InvalidDepositLayout("oversized word".into()));
-        }
-        Ok(u64::from_be_bytes(w[24..].try_into().unwrap()) as usize)
-    };
-    let offset = word(head_slot * 32)?;
-    if offset != expected_offset {
-        return Err(ExecutionError::InvalidDepositLayout(format!("field {head_slot} offset {offset}")));
+/// A failed system call: the block's fault, unless the state underneath failed.
+fn system_error<E>(address: Address, e: EVMError<EvmDatabaseError<E>>) -> ExecutionError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match e {
+        EVMError::Database(e) => state_error(e),
+        other => ExecutionError::SystemCall { address, reason: other.to_string() },
     }
-    if word(offset)? != len {
-        return Err(ExecutionError::InvalidDepositLayout(format!("field {head_slot} length")));
-    }
-    data.get(offset + 32..offset + 32 + len)
-        .ok_or_else(|| ExecutionError::InvalidDepositLayout("truncated field".into()))
 }
 
-/// Deposit requests data: `pubkey | withdrawal_credentials | amount | signature | index`
-/// for every DepositEvent the deposit contract emitted, in log order.
-pub fn deposit_requests<'a>(logs: impl Iterator<Item = &'a Log>, deposit_contract: Address) -> Result<Vec<u8>, ExecutionError> {
-    let mut out = Vec::new();
-    for log in logs {
-        if log.address != deposit_contract || log.topics().first() != Some(&DEPOSIT_EVENT_TOPIC) {
-            continue;
-        }
-        let data = log.data.data.as_ref();
-        if data.len() != 576 {
-            return Err(ExecutionError::InvalidDepositLayout(format!("data is {} bytes", data.len())));
-        }
-        out.extend_from_slice(deposit_field(data, 0, 160, 48)?);
-        out.extend_from_slice(deposit_field(data, 1, 256, 32)?);
-        out.extend_from_slice(deposit_field(data, 2, 320, 8)?);
-        out.extend_from_slice(deposit_field(data, 3, 384, 96)?);
-        out.extend_from_slice(deposit_field(data, 4, 512, 8)?);
+/// Output of a request-producing system call: it must succeed (EIP-7002, EIP-7251).
+fn request_output(address: Address, result: ExecutionResult) -> Result<Bytes, ExecutionError> {
+    match result {
+        ExecutionResult::Success { output, .. } => Ok(output.into_data()),
+        other => Err(ExecutionError::SystemCall { address, reason: format!("{other:?}") }),
     }
-    Ok(out)
 }
 
-/// Assembles the EIP-7685 request list; empty request types are left out.
-pub fn assemble_requests(deposits: Vec<u8>, withdrawals: Bytes, consolidations: Bytes) -> Requests {
-    let mut requests = Requests::default();
-    for (ty, data) in [
-        (DEPOSIT_REQUEST_TYPE, Bytes::from(deposits)),
-        (WITHDRAWAL_REQUEST_TYPE, withdrawals),
-        (CONSOLIDATION_REQUEST_TYPE, consolidations),
-    ] {
-        if !data.is_empty() {
-            requests.push_request_with_type(ty, data);
+/// BAL index 0: the EIP-2935 and EIP-4788 system calls.
+pub(crate) fn run_pre_block<DB: Database>(
+    state: &mut State<DB>,
+    evm_config: &EvmConfig,
+    header: &Header,
+) -> Result<(), ExecutionError> {
+    if header.number == 0 {
+        return Ok(());
+    }
+    let fork = evm_config.fork();
+    let mut evm = evm_config.evm(&mut *state);
+    if fork >= Fork::Prague {
+        evm.system_call_commit(HISTORY_STORAGE_ADDRESS, header.parent_hash.0.into())
+            .map_err(|e| system_error(HISTORY_STORAGE_ADDRESS, e))?;
+    }
+    if fork >= Fork::Cancun {
+        if let Some(root) = header.parent_beacon_block_root {
+            evm.system_call_commit(BEACON_ROOTS_ADDRESS, root.0.into())
+                .map_err(|e| system_error(BEACON_ROOTS_ADDRESS, e))?;
         }
     }
-    requests
+    Ok(())
+}
+
+/// BAL index n+1: withdrawals, then the EIP-7002 and EIP-7251 request system calls and
+/// the EIP-6110 deposits found in the receipts. Returns the requests (Prague on).
+pub(crate) fn run_post_block<DB: Database>(
+    state: &mut State<DB>,
+    evm_config: &EvmConfig,
+    block: &Block,
+    config: &ChainConfig,
+    receipts: &[Receipt],
+) -> Result<Option<Requests>, ExecutionError> {
+    state.bump_bal_index();
+    let fork = evm_config.fork();
+    let mut evm = evm_config.evm(&mut *state);
+    if fork >= Fork::Shanghai {
+        if let Some(withdrawals) = &block.body.withdrawals {
+            for w in withdrawals.iter() {
+                let amount = U256::from(w.amount) * U256::from(GWEI_TO_WEI);
+                evm.ctx_mut().journal_mut().balance_incr(w.address, amount).map_err(state_error)?;
+            }
+            evm.commit_inner();
+        }
+    }
+    if fork < Fork::Prague {
+        return Ok(None);
+    }
+    let deposit_contract = config
+        .inner
+        .deposit_contract_address
+        .unwrap_or(alloy_eips::eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS);
+    let deposits =
+        deposit_requests(receipts.iter().flat_map(|r| r.logs().iter()), deposit_contract)?;
+    let mut outputs = Vec::with_capacity(2);
+    for address in [WITHDRAWAL_REQUEST_ADDRESS, CONSOLIDATION_REQUEST_ADDRESS] {
+        // Asked of the state cache, not the journal: the check itself must not be
+        // recorded as an access in the BAL.
+        let has_code = evm
+            .db_mut()
+            .basic(address)
+            .map_err(state_error)?
+            .is_some_and(|info| info.code_hash != ethrex_common::KECCAK_EMPTY);
+        if !has_code {
+            return Err(ExecutionError::SystemContractMissing(address));
+        }
+        let result =
+            evm.system_call_commit(address, Bytes::new()).map_err(|e| system_error(address, e))?;
+        outputs.push(request_output(address, result)?);
+    }
+    let consolidations = outputs.pop().unwrap_or_default();
+    let withdrawals = outputs.pop().unwrap_or_default();
+    Ok(Some(assemble_requests(deposits, withdrawals, consolidations)))
 }

@@ -6,20 +6,26 @@ use ethrex_common::{BlockAccessList, KECCAK_EMPTY};
 use rayon::prelude::*;
 use revm::database_interface::DatabaseRef;
 
-pub fn warm_from_bal<DB: DatabaseRef + Sync>(db: &DB, bal: &BlockAccessList) -> Result<(), String>
+/// Reads every account (with its code) and every slot `bal` names through `db`, on the
+/// rayon pool. The error is the first failed read's message.
+pub fn warm_from_bal<DB: DatabaseRef + Sync>(db: &DB, bal: &BlockAccessList) -> Result<(), DB::Error>
 where
-    DB::Error: std::fmt::Display,
+    DB::Error: Send,
 {
     bal.par_iter().try_for_each(|account| {
-        let info = db.basic_ref(account.address).map_err(|e| e.to_string())?;
+        let info = db.basic_ref(account.address)?;
         if let Some(info) = info {
             if info.code_hash != KECCAK_EMPTY {
-                db.code_by_hash_ref(info.code_hash).map_err(|e| e.to_string())?;
+                db.code_by_hash_ref(info.code_hash)?;
             }
         }
-        let slots = account.storage_changes.iter().map(|s| s.slot).chain(account.storage_reads.iter().copied());
+        let slots = account
+            .storage_changes
+            .iter()
+            .map(|s| s.slot)
+            .chain(account.storage_reads.iter().copied());
         for slot in slots {
-            db.storage_ref(account.address, slot).map_err(|e| e.to_string())?;
+            db.storage_ref(account.address, slot)?;
         }
         Ok(())
     })
