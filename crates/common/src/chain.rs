@@ -10,15 +10,24 @@ use alloy_genesis::ChainConfig as GethChainConfig;
 /// Fork rules, in activation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Fork {
+    /// The merge: proof of stake, no difficulty or ommers.
     Paris,
+    /// Withdrawals (EIP-4895), warm coinbase, PUSH0, initcode limits.
     Shanghai,
+    /// Blob transactions (EIP-4844), beacon block root (EIP-4788), transient storage.
     Cancun,
+    /// Set-code transactions (EIP-7702), execution-layer requests (EIP-7685) and a raised
+    /// blob target (EIP-7691).
     Prague,
+    /// Per-transaction blob cap (EIP-7594), blob base fee reserve price (EIP-7918) and
+    /// per-transaction gas cap (EIP-7825).
     Osaka,
+    /// Block-level access lists (EIP-7928) and the beacon slot number in the header.
     Amsterdam,
 }
 
 impl Fork {
+    /// The fork's name as EF fixtures write it (`"Paris"`, ..., `"Amsterdam"`).
     pub fn name(self) -> &'static str {
         match self {
             Fork::Paris => "Paris",
@@ -30,7 +39,8 @@ impl Fork {
         }
     }
 
-    /// Parses the fork names used by EF fixtures' `network` field.
+    /// Parses the fork names used by EF fixtures' `network` field (`"Merge"` is accepted
+    /// for Paris); `None` for any other name, including pre-merge forks.
     pub fn from_name(name: &str) -> Option<Fork> {
         Some(match name {
             "Paris" | "Merge" => Fork::Paris,
@@ -44,16 +54,21 @@ impl Fork {
     }
 }
 
+/// The chain's fork schedule and blob schedule: the `config` section of a geth-style
+/// genesis file, with the rule lookups the client needs.
 #[derive(Debug, Clone)]
 pub struct ChainConfig {
+    /// The configuration as read from the genesis file; fork times are UNIX seconds.
     pub inner: GethChainConfig,
 }
 
 impl ChainConfig {
+    /// Wraps a geth-style chain configuration.
     pub fn new(inner: GethChainConfig) -> Self {
         Self { inner }
     }
 
+    /// The EIP-155 chain id that transaction signatures commit to.
     pub fn chain_id(&self) -> u64 {
         self.inner.chain_id
     }

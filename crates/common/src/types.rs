@@ -21,15 +21,18 @@ pub const EMPTY_BAL_HASH: B256 = alloy_eips::eip7928::EMPTY_BLOCK_ACCESS_LIST_HA
 /// (EIP-7928: the BAL is not part of the body; the header commits to its hash).
 #[derive(Debug, Clone)]
 pub struct BlockWithBal {
+    /// The block itself: header and body.
     pub block: Block,
     /// `None` before Amsterdam, or when the sender did not provide one.
     pub bal: Option<BlockAccessList>,
 }
 
 impl BlockWithBal {
+    /// The block hash: keccak256 of the RLP-encoded header, recomputed on every call.
     pub fn hash(&self) -> B256 {
         self.block.header.hash_slow()
     }
+    /// The block number from the header.
     pub fn number(&self) -> u64 {
         self.block.header.number
     }
@@ -38,13 +41,18 @@ impl BlockWithBal {
 /// A block whose transactions' senders are known, in transaction order.
 #[derive(Debug, Clone)]
 pub struct RecoveredBlock {
+    /// The block hash (keccak256 of the RLP-encoded header), computed once.
     pub hash: B256,
+    /// The block itself: header and body.
     pub block: Block,
+    /// The sender of each transaction, `senders[i]` for `block.body.transactions[i]`.
     pub senders: Vec<Address>,
+    /// The block-level access list that came with the block, if any.
     pub bal: Option<BlockAccessList>,
 }
 
-/// Blob gas the transactions use (EIP-4844: a fixed amount per blob).
+/// Blob gas the transactions use (EIP-4844): `DATA_GAS_PER_BLOB` for each blob versioned
+/// hash they carry; transactions without blobs count zero.
 pub fn blob_gas_used(transactions: &[Transaction]) -> u64 {
     use alloy_consensus::Transaction as _;
     transactions

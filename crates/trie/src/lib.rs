@@ -1,9 +1,4 @@
-//! Persistent, incremental Ethereum Merkle-Patricia trie.
-//!
-//! Nodes live in a content-addressed store (`keccak256(rlp) -> rlp`) and are
-//! loaded lazily, so an update only reads and rewrites the paths it touches.
-//! Writing is left to the caller: [`Trie::commit`] hands back the new nodes so
-//! they can go into the same atomic batch as the rest of a block.
+#![doc = include_str!("../README.md")]
 
 mod hash;
 pub mod keccak;
@@ -17,14 +12,23 @@ use std::collections::{BTreeMap, HashMap};
 pub use alloy_trie::EMPTY_ROOT_HASH;
 pub use trie::Trie;
 
+/// Why a trie operation failed; every variant comes from reading a node from the store.
 #[derive(Debug, thiserror::Error)]
 pub enum TrieError {
+    /// A node referenced by its parent (or the root hash) is not in the store.
     #[error("trie node {0} missing from store")]
     MissingNode(B256),
+    /// A stored node's RLP does not decode as a trie node.
     #[error("corrupt trie node {hash}: {reason}")]
-    CorruptNode { hash: B256, reason: String },
+    CorruptNode {
+        /// The hash the node was read under.
+        hash: B256,
+        /// What is wrong with its encoding.
+        reason: String,
+    },
+    /// The store behind the trie failed to read a node.
     #[error("store error: {0}")]
-    Store(String),
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// A stored node's RLP, shared: a node cache can hand it out without a copy. A slice
@@ -34,6 +38,7 @@ pub type NodeRlp = std::sync::Arc<[u8]>;
 /// Read access to stored nodes (the storage crate implements it over its DB;
 /// a HashMap impl is provided for tests).
 pub trait NodeReader: Sync {
+    /// The RLP stored under `hash`, `None` if the store has no such node.
     fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError>;
 }
 

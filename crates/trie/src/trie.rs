@@ -74,7 +74,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     /// Applies many `(key, Some(value) | None)` updates. Later duplicates win.
     /// When the root is a branch and the batch is large, the 16 subtrees are
     /// updated in parallel, which overlaps the store reads of each subtree.
-    pub fn update_batch(
+    pub(crate) fn update_batch(
         &mut self,
         updates: impl IntoIterator<Item = (B256, Option<Vec<u8>>)>,
     ) -> Result<(), TrieError> {

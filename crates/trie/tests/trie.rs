@@ -1,3 +1,8 @@
+//! The trie against independent references: known vectors, random key sets checked
+//! against `alloy_trie::HashBuilder` and a naive recursive root, incremental and batched
+//! updates and deletions over a persistent store, commit contents, and missing, corrupt
+//! or failing store reads reported as errors.
+
 use alloy_primitives::{b256, keccak256, B256};
 use alloy_rlp::{Encodable, Header};
 use ethrex_trie::{
