@@ -3,8 +3,9 @@
 //! being checked against it). Used by the stress-fixture generator, tests, and payload
 //! building.
 
-use crate::error::BlockError;
-use crate::import::{recover_senders, Blockchain, ReceiptsCommitment};
+use crate::error::{BlockError, StorageFault};
+use crate::import::{recover_senders, Blockchain};
+use crate::validation::ReceiptsCommitment;
 use crate::state_root::compute_state_update;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
@@ -19,13 +20,21 @@ use ethrex_vm::{execute_block_sequential, StoreDb};
 /// What the consensus layer decides about a new block.
 #[derive(Debug, Clone)]
 pub struct PayloadAttributes {
+    /// The block's timestamp (seconds); must be after the parent's.
     pub timestamp: u64,
+    /// Who receives the priority fees (the header's beneficiary).
     pub fee_recipient: Address,
+    /// The beacon chain's randomness for this slot (the header's `mix_hash`).
     pub prev_randao: B256,
+    /// The gas limit to build under (within the parent's bound).
     pub gas_limit: u64,
+    /// Withdrawals to credit after the transactions (Shanghai on).
     pub withdrawals: Vec<Withdrawal>,
+    /// The parent beacon block root the EIP-4788 system call stores (Cancun on).
     pub parent_beacon_block_root: B256,
+    /// The beacon slot number the header carries (Amsterdam on).
     pub slot_number: u64,
+    /// The header's extra data (at most 32 bytes).
     pub extra_data: Bytes,
 }
 
@@ -33,7 +42,9 @@ pub struct PayloadAttributes {
 /// (from Prague on; the Engine API hands them out beside the payload).
 #[derive(Debug, Clone)]
 pub struct BuiltBlock {
+    /// The sealed block with the BAL execution built for it.
     pub block: BlockWithBal,
+    /// The execution requests (Prague on); `None` before Prague.
     pub requests: Option<Requests>,
 }
 
@@ -46,7 +57,7 @@ impl Blockchain {
 
     /// `build_block`, also returning the block's execution requests.
     pub fn build_payload(&self, attributes: &PayloadAttributes, transactions: Vec<Transaction>) -> Result<BuiltBlock, BlockError> {
-        let parent_hash = self.store.head()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
+        let parent_hash = self.store.head()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
         let parent = self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
         let timestamp = attributes.timestamp;
         let fork = self.config.fork_at(timestamp);

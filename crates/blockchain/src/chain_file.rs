@@ -11,16 +11,54 @@ use std::path::{Path, PathBuf};
 /// Why a chain file could not be read or written; every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ChainFileError {
+    /// Reading, writing or creating the file failed.
     #[error("{action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, source: std::io::Error },
+    Io {
+        /// What was being done ("reading", "writing", ...).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// An item of the file is not valid RLP of what it should hold.
     #[error("{path}: {what} #{item} at byte {offset} does not decode: {source}")]
-    Decode { path: PathBuf, what: &'static str, item: usize, offset: usize, source: alloy_rlp::Error },
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// What the item should be ("block", "BAL").
+        what: &'static str,
+        /// The item's position in the file, from 0.
+        item: usize,
+        /// The item's first byte in the file.
+        offset: usize,
+        /// The RLP error.
+        source: alloy_rlp::Error,
+    },
+    /// The BAL file does not hold one BAL per block.
     #[error("{path} holds {bals} BALs for {blocks} blocks")]
-    BalCount { path: PathBuf, bals: usize, blocks: usize },
+    BalCount {
+        /// The BAL file.
+        path: PathBuf,
+        /// BALs in it.
+        bals: usize,
+        /// Blocks in the chain file.
+        blocks: usize,
+    },
+    /// A block to export has no BAL stored, so the BAL file cannot be written.
     #[error("block {number} has no BAL to write")]
-    MissingBal { number: u64 },
+    MissingBal {
+        /// The block's number.
+        number: u64,
+    },
+    /// The genesis file is not geth-style genesis JSON.
     #[error("{path} is not a geth-style genesis file: {source}")]
-    Genesis { path: PathBuf, source: serde_json::Error },
+    Genesis {
+        /// The genesis file.
+        path: PathBuf,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
 }
 
 fn write(path: &Path, bytes: Vec<u8>) -> Result<(), ChainFileError> {

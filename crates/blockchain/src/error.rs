@@ -4,80 +4,222 @@
 use alloy_primitives::B256;
 use ethrex_vm::error::TxErrorKind;
 use ethrex_vm::ExecutionError;
+use std::sync::Arc;
 
+/// A failure of the node's own storage, kept with its cause. Shared, so that a verdict
+/// stays cheap to clone (the Engine API caches them); two are equal when their messages
+/// are, which is all a comparison of verdicts needs.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct StorageFault(Arc<dyn std::error::Error + Send + Sync>);
+
+impl StorageFault {
+    /// Wraps the failing component's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(error))
+    }
+
+    /// A fault found by the caller itself (an inconsistency in what the store holds),
+    /// with no underlying error to keep.
+    pub fn message(message: impl Into<String>) -> Self {
+        let error: Box<dyn std::error::Error + Send + Sync> = message.into().into();
+        Self(Arc::from(error))
+    }
+}
+
+impl PartialEq for StorageFault {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for StorageFault {}
+
+/// Why a block was not imported: a consensus rule it breaks, or (`is_invalid_block` false)
+/// a fault of the node's own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BlockError {
     // ---- decoding / format ----
+    /// The block does not decode, or its parts are not well formed.
     #[error("malformed block: {0}")]
     Malformed(String),
+    /// The block access list breaks its canonical form (order, duplicates, index range).
     #[error("block access list is malformed: {0}")]
     BalFormat(String),
 
     // ---- header against parent ----
+    /// The parent block is not known.
     #[error("unknown parent {0}")]
     UnknownParent(B256),
+    /// The parent is known but its state is not the head's, so the block cannot be
+    /// executed now (not a verdict on the block).
     #[error("parent {0} is not the current head; its state is not available")]
     ParentStateUnavailable(B256),
+    /// The number is not the parent's plus one.
     #[error("block number {got} is not parent number + 1 ({expected})")]
-    InvalidNumber { expected: u64, got: u64 },
+    InvalidNumber {
+        /// The parent's number plus one.
+        expected: u64,
+        /// The header's number.
+        got: u64,
+    },
+    /// The timestamp is not after the parent's.
     #[error("timestamp {got} is not after the parent's {parent}")]
-    InvalidTimestamp { parent: u64, got: u64 },
+    InvalidTimestamp {
+        /// The parent's timestamp.
+        parent: u64,
+        /// The header's timestamp.
+        got: u64,
+    },
+    /// The gas limit moved more than 1/1024 of the parent's, or is below the minimum.
     #[error("gas limit {got} out of bounds for parent gas limit {parent}")]
-    InvalidGasLimit { parent: u64, got: u64 },
+    InvalidGasLimit {
+        /// The parent's gas limit.
+        parent: u64,
+        /// The header's gas limit.
+        got: u64,
+    },
+    /// The header's gas used is above its gas limit.
     #[error("gas used {used} exceeds gas limit {limit}")]
-    GasUsedOverLimit { used: u64, limit: u64 },
+    GasUsedOverLimit {
+        /// The header's gas used.
+        used: u64,
+        /// The header's gas limit.
+        limit: u64,
+    },
+    /// The base fee is not the one the parent implies (EIP-1559).
     #[error("base fee {got:?}, expected {expected}")]
-    InvalidBaseFee { expected: u64, got: Option<u64> },
+    InvalidBaseFee {
+        /// The base fee the parent implies.
+        expected: u64,
+        /// The header's base fee, if any.
+        got: Option<u64>,
+    },
+    /// The excess blob gas is not the one the parent implies (EIP-4844).
     #[error("excess blob gas {got:?}, expected {expected}")]
-    InvalidExcessBlobGas { expected: u64, got: Option<u64> },
+    InvalidExcessBlobGas {
+        /// The excess blob gas the parent implies.
+        expected: u64,
+        /// The header's excess blob gas, if any.
+        got: Option<u64>,
+    },
+    /// A header field is present before its fork or missing after it.
     #[error("header field {0} is missing or present against the fork rules")]
     HeaderFieldMismatch(&'static str),
+    /// The extra data is longer than 32 bytes.
     #[error("extra data is {0} bytes, over 32")]
     ExtraDataTooLong(usize),
+    /// A proof-of-work field (difficulty, nonce, ommers) is set after the merge.
     #[error("post-merge header has non-zero difficulty, nonce or ommers")]
     InvalidPowFields,
 
     // ---- body ----
+    /// The transactions do not hash to the header's transactions root.
     #[error("transactions root mismatch: header {expected}, body {got}")]
-    TransactionsRoot { expected: B256, got: B256 },
+    TransactionsRoot {
+        /// The header's root.
+        expected: B256,
+        /// The root of the body's transactions.
+        got: B256,
+    },
+    /// The withdrawals do not hash to the header's withdrawals root.
     #[error("withdrawals root mismatch: header {expected}, body {got}")]
-    WithdrawalsRoot { expected: B256, got: B256 },
+    WithdrawalsRoot {
+        /// The header's root.
+        expected: B256,
+        /// The root of the body's withdrawals.
+        got: B256,
+    },
+    /// The blob gas the transactions use is not the header's.
     #[error("blob gas used {got}, header says {expected}")]
-    BlobGasUsed { expected: u64, got: u64 },
+    BlobGasUsed {
+        /// The header's blob gas used.
+        expected: u64,
+        /// What the transactions' blobs use.
+        got: u64,
+    },
+    /// The blob gas used is above the fork's per-block maximum (used, maximum).
     #[error("block blob gas {0} exceeds the maximum {1}")]
     BlobGasOverMax(u64, u64),
+    /// A transaction's signature does not recover a sender.
     #[error("cannot recover sender of transaction {index}: {reason}")]
-    InvalidSignature { index: usize, reason: String },
+    InvalidSignature {
+        /// The transaction's index in the block.
+        index: usize,
+        /// Why recovery failed.
+        reason: String,
+    },
 
     // ---- BAL before execution ----
+    /// The block access list does not hash to the header's `block_access_list_hash`.
     #[error("block access list hash {got} does not match header {expected}")]
-    BalHashMismatch { expected: B256, got: B256 },
+    BalHashMismatch {
+        /// The header's hash.
+        expected: B256,
+        /// The hash of the list that came with the block.
+        got: B256,
+    },
+    /// An Amsterdam block came without its block access list.
     #[error("block access list missing for an Amsterdam block")]
     BalMissing,
+    /// The block access list has more items than the gas limit allows (EIP-7928 size cap).
     #[error("block access list has {items} items, over the cap for gas limit {gas_limit}")]
-    BalTooLarge { items: u64, gas_limit: u64 },
+    BalTooLarge {
+        /// Addresses plus storage keys in the list.
+        items: u64,
+        /// The block's gas limit.
+        gas_limit: u64,
+    },
 
     // ---- execution ----
+    /// A transaction or system call broke a rule while executing.
     #[error(transparent)]
     Execution(ExecutionError),
 
     // ---- results against header ----
+    /// Execution used a different amount of gas than the header says.
     #[error("gas used mismatch: header {expected}, executed {got}")]
-    GasUsed { expected: u64, got: u64 },
+    GasUsed {
+        /// The header's gas used.
+        expected: u64,
+        /// What execution used.
+        got: u64,
+    },
+    /// The receipts do not hash to the header's receipts root.
     #[error("receipts root mismatch: header {expected}, executed {got}")]
-    ReceiptsRoot { expected: B256, got: B256 },
+    ReceiptsRoot {
+        /// The header's root.
+        expected: B256,
+        /// The root of the executed receipts.
+        got: B256,
+    },
+    /// The receipts' logs do not fold to the header's bloom.
     #[error("logs bloom mismatch")]
     LogsBloom,
+    /// The execution requests do not hash to the header's requests hash (EIP-7685).
     #[error("requests hash mismatch: header {expected:?}, executed {got}")]
-    RequestsHash { expected: Option<B256>, got: B256 },
+    RequestsHash {
+        /// The header's requests hash, if any.
+        expected: Option<B256>,
+        /// The hash of the executed requests.
+        got: B256,
+    },
+    /// The block access list is not the one execution produces.
     #[error("block access list does not match execution: {0}")]
     BalMismatch(String),
+    /// The post-state does not hash to the header's state root.
     #[error("state root mismatch: header {expected}, computed {got}")]
-    StateRoot { expected: B256, got: B256 },
+    StateRoot {
+        /// The header's state root.
+        expected: B256,
+        /// The computed state root.
+        got: B256,
+    },
 
     // ---- not the block's fault ----
+    /// The node's storage failed; the block was not judged.
     #[error("storage error: {0}")]
-    Storage(String),
+    Storage(#[source] StorageFault),
 }
 
 impl From<ExecutionError> for BlockError {
@@ -92,13 +234,13 @@ impl From<ExecutionError> for BlockError {
 
 impl From<ethrex_storage::StoreError> for BlockError {
     fn from(e: ethrex_storage::StoreError) -> Self {
-        BlockError::Storage(e.to_string())
+        BlockError::Storage(StorageFault::new(e))
     }
 }
 
 impl From<ethrex_trie::TrieError> for BlockError {
     fn from(e: ethrex_trie::TrieError) -> Self {
-        BlockError::Storage(e.to_string())
+        BlockError::Storage(StorageFault::new(e))
     }
 }
 

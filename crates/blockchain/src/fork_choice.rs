@@ -1,13 +1,14 @@
 //! Moving the canonical head: forward along imported blocks, or to a side branch by
 //! unwinding to the common ancestor (change sets) and executing the branch.
 
-use crate::error::BlockError;
+use crate::error::{BlockError, StorageFault};
 use crate::import::Blockchain;
 use alloy_primitives::B256;
 use ethrex_common::BlockWithBal;
 
 /// Where a block that is not canonical can be found.
 pub trait BlockSource {
+    /// The block with this hash, if the source holds it.
     fn block(&self, hash: &B256) -> Option<BlockWithBal>;
 }
 
@@ -17,6 +18,7 @@ impl BlockSource for std::collections::HashMap<B256, BlockWithBal> {
     }
 }
 
+/// Why a new head could not be set.
 #[derive(Debug, thiserror::Error)]
 pub enum ForkChoiceError {
     /// The requested head or one of its ancestors is not known: the node must sync.
@@ -25,7 +27,14 @@ pub enum ForkChoiceError {
     /// A block of the new branch breaks a consensus rule; the previous head was restored.
     /// Only block faults (`BlockError::is_invalid_block`) end up here.
     #[error("block {hash} of the new branch is invalid: {error}")]
-    InvalidBlock { hash: B256, latest_valid: B256, error: BlockError },
+    InvalidBlock {
+        /// The invalid block.
+        hash: B256,
+        /// Its last valid ancestor (the fork point or a block of the new branch).
+        latest_valid: B256,
+        /// The rule it breaks (boxed: a verdict is large and this path is rare).
+        error: Box<BlockError>,
+    },
     /// The node failed (storage, missing state): nothing is known about the block's
     /// validity. The previous head was restored where the store allowed it.
     #[error(transparent)]
@@ -59,7 +68,7 @@ impl Blockchain {
     /// from the store or `pending` and executed in order. If one is invalid, the previous
     /// canonical chain is restored.
     pub fn set_head(&self, new_head: B256, pending: &dyn BlockSource) -> Result<(), ForkChoiceError> {
-        let head = self.store.head()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
+        let head = self.store.head()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
         if head == new_head {
             return Ok(());
         }
@@ -86,7 +95,7 @@ impl Blockchain {
                     // A local failure says nothing about the block: no verdict.
                     return Err(ForkChoiceError::Other(error));
                 }
-                return Err(ForkChoiceError::InvalidBlock { hash, latest_valid, error });
+                return Err(ForkChoiceError::InvalidBlock { hash, latest_valid, error: Box::new(error) });
             }
         }
         Ok(())
@@ -96,13 +105,13 @@ impl Blockchain {
     fn unwind_to(&self, ancestor: B256) -> Result<Vec<BlockWithBal>, BlockError> {
         let mut unwound = Vec::new();
         loop {
-            let head = self.store.head()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
+            let head = self.store.head()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
             if head == ancestor {
                 return Ok(unwound);
             }
             let block = self
                 .find_block(&head, &std::collections::HashMap::new())?
-                .ok_or_else(|| BlockError::Storage(format!("canonical block {head} missing")))?;
+                .ok_or_else(|| BlockError::Storage(StorageFault::message(format!("canonical block {head} missing"))))?;
             self.store.unwind_head()?;
             unwound.push(block);
         }

@@ -1,7 +1,7 @@
 //! Initialising a store from a genesis: the allocation becomes the state, the genesis
 //! header becomes block 0 and the head.
 
-use crate::error::BlockError;
+use crate::error::{BlockError, StorageFault};
 use crate::state_root::compute_state_update;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{Block, BlockBody, Header, KECCAK_EMPTY};
@@ -12,9 +12,13 @@ use std::collections::BTreeMap;
 /// One genesis account.
 #[derive(Debug, Clone, Default)]
 pub struct GenesisAccount {
+    /// The account's nonce.
     pub nonce: u64,
+    /// The account's balance in wei.
     pub balance: U256,
+    /// The runtime code (empty for an externally owned account).
     pub code: Bytes,
+    /// Non-zero storage slots, slot -> value.
     pub storage: BTreeMap<U256, U256>,
 }
 
@@ -55,9 +59,9 @@ pub fn init_genesis(store: &Store, header: Header, alloc: &BTreeMap<Address, Gen
     if let Some(existing) = store.genesis_hash()? {
         let hash = header.hash_slow();
         if existing != hash {
-            return Err(BlockError::Storage(format!(
+            return Err(BlockError::Storage(StorageFault::message(format!(
                 "store already holds genesis {existing}, not {hash}: use another data directory"
-            )));
+            ))));
         }
         return Ok(hash);
     }

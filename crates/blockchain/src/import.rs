@@ -7,10 +7,13 @@
 
 use crate::error::BlockError;
 use crate::state_root::{changes_from_bal, compute_state_update_with};
-use crate::validation::{account_order_violation, validate_bal_form, validate_bal_hash, validate_body, validate_header_against_parent};
-use alloy_consensus::proofs::calculate_receipt_root;
-use alloy_primitives::{Address, Bloom, B256};
-use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Receipt, RecoveredBlock};
+use crate::metrics::{record_cache_stats, record_metrics};
+use crate::validation::{
+    account_order_violation, validate_bal_form, validate_bal_hash, validate_body, validate_execution_output,
+    validate_header_against_parent, ReceiptsCommitment,
+};
+use alloy_primitives::{Address, B256};
+use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, RecoveredBlock};
 use ethrex_storage::{BlockCommit, PreparedCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
 use ethrex_vm::{execute_block_sequential, run_transactions_parallel, AccountChange, BlockExecutionOutput, CachingDb, ParallelRun, StoreDb};
@@ -19,12 +22,19 @@ use std::time::{Duration, Instant};
 /// Wall time of each stage of one block's import.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BlockTimings {
+    /// Sender recovery (inside `exec` on the parallel path, which recovers per worker).
     pub recover: Duration,
+    /// Prefetching the BAL's state (0 unless the warmer is on).
     pub warmer: Duration,
+    /// Execution, including the parallel path's ordered commit.
     pub exec: Duration,
+    /// Gas, receipts, bloom, requests and BAL against the header.
     pub validate: Duration,
+    /// The state root and the block's batch, after execution (what was left of it).
     pub merkle: Duration,
+    /// Handing the batch to the store (in memory; the disk write is in the background).
     pub store: Duration,
+    /// The whole import, from the parent lookup to the commit.
     pub total: Duration,
 }
 
@@ -39,18 +49,20 @@ pub enum ExecutionPath {
     SequentialSmallBlock,
     /// Parallel execution switched off by configuration.
     SequentialDisabled,
-    /// The parallel path found the header BAL inconsistent; the sequential path decided.
-    SequentialAfterBalMismatch,
+    /// The header BAL cannot drive parallel execution (accounts out of canonical order,
+    /// or execution contradicted it); the sequential path executed and judged the block.
+    SequentialBalUnusable,
 }
 
 impl ExecutionPath {
+    /// A short human-readable name, as logged and used as the metrics label.
     pub fn describe(self) -> &'static str {
         match self {
             ExecutionPath::Parallel => "parallel",
             ExecutionPath::SequentialNoBal => "sequential (no BAL before Amsterdam)",
             ExecutionPath::SequentialSmallBlock => "sequential (below parallel threshold)",
             ExecutionPath::SequentialDisabled => "sequential (parallel execution disabled)",
-            ExecutionPath::SequentialAfterBalMismatch => "sequential (header BAL inconsistent)",
+            ExecutionPath::SequentialBalUnusable => "sequential (header BAL unusable for parallel execution)",
         }
     }
 }
@@ -67,9 +79,8 @@ pub struct ImportOptions {
     /// Blocks with fewer transactions run sequentially (0: always parallel).
     pub parallel_threshold: usize,
     /// Prefetch the state the BAL names into the block's cache, alongside execution.
-    /// Off by default: the store keeps the flat state in memory, and on two cores the
-    /// prefetch competed with execution (import-bench: parallel/sequential 1.37-1.46x
-    /// with it, 1.45-1.54x without).
+    /// Off by default: the store keeps the flat state in memory, where the prefetch
+    /// competes with execution for the cores (measurements in `docs/benchmarks.md`).
     pub warmer: bool,
     /// Compute the state root from the BAL while transactions execute.
     pub parallel_trie: bool,
@@ -81,21 +92,33 @@ impl Default for ImportOptions {
     }
 }
 
+/// What importing one block did.
 #[derive(Debug, Clone)]
 pub struct ImportOutcome {
+    /// The block's hash.
     pub hash: B256,
+    /// The block's number.
     pub number: u64,
+    /// How many transactions it holds.
     pub tx_count: usize,
+    /// The gas it used, as its header says and execution confirmed.
     pub gas_used: u64,
+    /// How it was executed.
     pub path: ExecutionPath,
     /// The state root came from the BAL, computed while transactions executed.
     pub root_from_bal: bool,
+    /// The wall time of each stage.
     pub timings: BlockTimings,
 }
 
+/// A chain on a store: imports blocks (`import_block`), builds them (`build_block`) and
+/// moves the head (`set_head`).
 pub struct Blockchain {
+    /// Where the chain and its state live.
     pub store: Store,
+    /// The network's chain id and fork schedule.
     pub config: ChainConfig,
+    /// How blocks are executed.
     pub options: ImportOptions,
     /// With parallel execution off, blocks are imported on this one-thread pool, so the
     /// whole import (sender recovery, execution, merkleization) uses one core.
@@ -118,21 +141,6 @@ struct RootFromBal {
     prepared: PreparedCommit,
 }
 
-/// What the header commits to about the receipts.
-pub struct ReceiptsCommitment {
-    pub root: B256,
-    pub bloom: Bloom,
-}
-
-impl ReceiptsCommitment {
-    pub fn of(receipts: &[Receipt]) -> Self {
-        Self {
-            root: calculate_receipt_root(receipts),
-            bloom: receipts.iter().fold(Bloom::ZERO, |acc, r| acc | *r.logs_bloom()),
-        }
-    }
-}
-
 /// A block executed by whichever path, with what was computed alongside.
 struct Executed {
     senders: Vec<Address>,
@@ -143,103 +151,18 @@ struct Executed {
     from_bal: Option<RootFromBal>,
 }
 
-fn record_cache_stats<DB>(cache: &CachingDb<DB>) {
-    let stats = cache.stats();
-    metrics::counter!("ethrex_state_cache_hits_total").increment(stats.hits);
-    metrics::counter!("ethrex_state_cache_misses_total").increment(stats.misses);
-}
-
-fn record_metrics(t: &BlockTimings, gas: u64, number: u64, path: ExecutionPath) {
-    for (stage, d) in [
-        ("recover", t.recover),
-        ("warmer", t.warmer),
-        ("exec", t.exec),
-        ("validate", t.validate),
-        ("merkle", t.merkle),
-        ("store", t.store),
-        ("total", t.total),
-    ] {
-        metrics::histogram!("ethrex_block_import_seconds", "stage" => stage).record(d.as_secs_f64());
-    }
-    metrics::counter!("ethrex_gas_imported_total").increment(gas);
-    metrics::counter!("ethrex_blocks_imported_total", "path" => path.describe()).increment(1);
-    metrics::gauge!("ethrex_head_number").set(number as f64);
-    if t.total.as_secs_f64() > 0.0 {
-        metrics::gauge!("ethrex_last_block_ggas_per_second").set(gas as f64 / t.total.as_secs_f64() / 1e9);
-    }
-}
-
 /// Recovers every sender on the rayon pool; the first failing index is reported.
 pub fn recover_senders(block: &ethrex_common::Block) -> Result<Vec<Address>, BlockError> {
     Ok(ethrex_vm::recover_senders(&block.body.transactions, true)?)
 }
 
-fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> String {
-    for (i, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
-        if e != g {
-            return if e.address != g.address {
-                format!("entry {i}: header lists account {}, execution touched {}", e.address, g.address)
-            } else {
-                format!("account {}: header {:?}, execution {:?}", e.address, e, g)
-            };
-        }
-    }
-    match expected.len().cmp(&got.len()) {
-        std::cmp::Ordering::Greater => format!("header lists extra account {}", expected[got.len()].address),
-        std::cmp::Ordering::Less => format!("execution touched unlisted account {}", got[expected.len()].address),
-        std::cmp::Ordering::Equal => "lists differ".to_string(),
-    }
-}
-
-/// Checks what execution produced against what the header commits to.
-/// `receipts` must be the commitment of `output.receipts`.
-pub fn validate_execution_output(
-    config: &ChainConfig,
-    block: &RecoveredBlock,
-    output: &BlockExecutionOutput,
-    receipts: &ReceiptsCommitment,
-) -> Result<(), BlockError> {
-    let header = &block.block.header;
-    if output.gas_used != header.gas_used {
-        return Err(BlockError::GasUsed { expected: header.gas_used, got: output.gas_used });
-    }
-    if receipts.root != header.receipts_root {
-        return Err(BlockError::ReceiptsRoot { expected: header.receipts_root, got: receipts.root });
-    }
-    if receipts.bloom != header.logs_bloom {
-        return Err(BlockError::LogsBloom);
-    }
-    if config.fork_at(header.timestamp) >= Fork::Prague {
-        let got = output.requests.as_ref().map(|r| r.requests_hash()).unwrap_or_default();
-        if header.requests_hash != Some(got) {
-            return Err(BlockError::RequestsHash { expected: header.requests_hash, got });
-        }
-    }
-    if let Some(expected) = &block.bal {
-        let got = output.bal.as_ref().ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
-        if let Some(violation) = account_order_violation(expected) {
-            let mut named: Vec<Address> = expected.iter().map(|a| a.address).collect();
-            named.sort_unstable();
-            named.dedup();
-            let touched: Vec<Address> = got.iter().map(|a| a.address).collect();
-            return Err(if named == touched {
-                BlockError::BalFormat(violation)
-            } else {
-                BlockError::BalMismatch(format!("{violation}; and the accounts listed differ from those execution touched"))
-            });
-        }
-        if got != expected {
-            return Err(BlockError::BalMismatch(first_bal_difference(expected, got)));
-        }
-    }
-    Ok(())
-}
-
 impl Blockchain {
+    /// A chain on `store` (which must hold a genesis) with the default import options.
     pub fn new(store: Store, config: ChainConfig) -> Self {
         Self { store, config, options: ImportOptions::default(), single_core: std::sync::OnceLock::new() }
     }
 
+    /// The same chain importing with `options`.
     pub fn with_options(mut self, options: ImportOptions) -> Self {
         self.options = options;
         self
@@ -252,7 +175,7 @@ impl Blockchain {
             Some(_) if block.body.transactions.len() < self.options.parallel_threshold => ExecutionPath::SequentialSmallBlock,
             // The parallel path indexes the BAL by address; a non-canonical account list
             // is judged by the sequential path after execution.
-            Some(bal) if account_order_violation(bal).is_some() => ExecutionPath::SequentialAfterBalMismatch,
+            Some(bal) if account_order_violation(bal).is_some() => ExecutionPath::SequentialBalUnusable,
             Some(_) => ExecutionPath::Parallel,
         }
     }
@@ -279,7 +202,7 @@ impl Blockchain {
             || -> Option<Result<BalMerkleization, BlockError>> {
                 if self.options.warmer {
                     if let Err(e) = warm_from_bal(cache, bal) {
-                        return Some(Err(BlockError::Storage(e)));
+                        return Some(Err(BlockError::Storage(crate::error::StorageFault::new(e))));
                     }
                 }
                 self.options.parallel_trie.then(|| {
@@ -342,7 +265,7 @@ impl Blockchain {
         if let (ExecutionPath::Parallel, Some(header_bal)) = (path, bal) {
             match self.execute_parallel(cache, hash, block, header_bal, parent, timings)? {
                 Some(executed) => return Ok(executed),
-                None => path = ExecutionPath::SequentialAfterBalMismatch,
+                None => path = ExecutionPath::SequentialBalUnusable,
             }
         }
         // With parallel execution switched off the whole import stays on this thread (the

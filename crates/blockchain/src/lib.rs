@@ -1,5 +1,4 @@
-//! Block validation and the import pipeline: header and body rules, BAL shape checks,
-//! execution through `ethrex-vm`, result checks, state root, and the atomic commit.
+#![doc = include_str!("../README.md")]
 
 pub mod builder;
 pub mod chain_file;
@@ -7,10 +6,11 @@ pub mod error;
 pub mod fork_choice;
 pub mod genesis;
 pub mod import;
+mod metrics;
 pub mod state_root;
 pub mod system_contracts;
 pub mod validation;
 
 pub use builder::{BuiltBlock, PayloadAttributes};
-pub use error::BlockError;
+pub use error::{BlockError, StorageFault};
 pub use import::{BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, BAL_PARALLEL_TX_THRESHOLD};

@@ -2,7 +2,7 @@
 //! change set. Storage tries of different accounts are independent, so their roots are
 //! computed in parallel; the account trie is updated once they are all known.
 
-use crate::error::BlockError;
+use crate::error::{BlockError, StorageFault};
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_storage::{ChangeSet, StateUpdate, Store};
@@ -32,6 +32,7 @@ fn storage_trie_value(value: &U256) -> Option<Vec<u8>> {
 /// import that is the block's execution cache, which already holds every slot the block
 /// wrote (execution reads a slot before writing it), so no second store lookup is needed.
 pub trait PreBlockSlots: Sync {
+    /// The slot's value before the block.
     fn pre_block_slot(&self, address: &Address, slot: &U256) -> Result<U256, BlockError>;
 }
 
@@ -44,11 +45,11 @@ impl PreBlockSlots for Store {
 impl<DB> PreBlockSlots for ethrex_vm::CachingDb<DB>
 where
     DB: revm::database_interface::DatabaseRef + Sync,
-    DB::Error: std::fmt::Display,
+    DB::Error: std::error::Error + Send + Sync + 'static,
 {
     fn pre_block_slot(&self, address: &Address, slot: &U256) -> Result<U256, BlockError> {
         use revm::database_interface::DatabaseRef as _;
-        self.storage_ref(*address, *slot).map_err(|e| BlockError::Storage(e.to_string()))
+        self.storage_ref(*address, *slot).map_err(|e| BlockError::Storage(StorageFault::new(e)))
     }
 }
 
@@ -167,9 +168,9 @@ pub fn compute_state_update_with(
 pub fn changes_from_bal<DB>(db: &DB, bal: &ethrex_common::BlockAccessList) -> Result<(Vec<AccountChange>, Vec<NewCode>), BlockError>
 where
     DB: revm::database_interface::DatabaseRef + Sync,
-    DB::Error: std::fmt::Display,
+    DB::Error: std::error::Error + Send + Sync + 'static,
 {
-    let db_err = |e: DB::Error| BlockError::Storage(e.to_string());
+    let db_err = |e: DB::Error| BlockError::Storage(StorageFault::new(e));
     let per_account: Vec<(Option<AccountChange>, Vec<NewCode>)> = bal
         .par_iter()
         .filter(|a| !a.balance_changes.is_empty() || !a.nonce_changes.is_empty() || !a.code_changes.is_empty() || !a.storage_changes.is_empty())
@@ -211,7 +212,7 @@ where
 /// scratch, ignoring stored trie nodes) and compares it with the head header's. Used after
 /// a crash to prove the head and its state are consistent.
 pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
-    let head = store.head_header()?.ok_or_else(|| BlockError::Storage("store has no head".into()))?;
+    let head = store.head_header()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
     let accounts = store.all_accounts()?;
     let leaves = accounts
         .par_iter()
@@ -221,10 +222,10 @@ pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
                 slots.iter().map(|(k, v)| (keccak256(k.to_be_bytes::<32>()), alloy_rlp::encode(v))),
             );
             if storage_root != account.storage_root {
-                return Err(BlockError::Storage(format!(
+                return Err(BlockError::Storage(StorageFault::message(format!(
                     "account {address}: storage root {} in its record, {storage_root} from its slots",
                     account.storage_root
-                )));
+                ))));
             }
             Ok((keccak256(address), alloy_rlp::encode(account)))
         })

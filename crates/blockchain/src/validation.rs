@@ -1,12 +1,17 @@
-//! Consensus checks that need no execution: the header against its parent, the body
-//! against the header, and the shape of the block-level access list.
+//! Consensus checks: the header against its parent, the body against the header and the
+//! shape of the block-level access list (before execution), and what execution produced
+//! against what the header commits to (after it).
 
 use crate::error::BlockError;
-use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
+use alloy_consensus::proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip7928::{validate_block_access_list, BlockAccessListValidationError, ITEM_COST};
-use ethrex_common::{blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork, Header};
+use alloy_primitives::{Address, Bloom, B256};
+use ethrex_common::{
+    blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork, Header, Receipt, RecoveredBlock,
+};
+use ethrex_vm::BlockExecutionOutput;
 
 const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
 const MIN_GAS_LIMIT: u64 = 5000;
@@ -38,6 +43,8 @@ pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(
     Ok(())
 }
 
+/// The header against its parent: number, timestamp, gas limit bound, gas used, base
+/// fee, excess blob gas, and (through `validate_header_fields`) the fork's fields.
 pub fn validate_header_against_parent(config: &ChainConfig, header: &Header, parent: &Header) -> Result<(), BlockError> {
     validate_header_fields(config, header)?;
     if header.number != parent.number + 1 {
@@ -151,6 +158,86 @@ pub fn validate_bal_form(header: &Header, bal: &BlockAccessList, tx_count: usize
             | BlockAccessListValidationError::AccountsOutOfOrder { .. } => BlockError::BalFormat(e.to_string()),
             other => BlockError::BalMismatch(other.to_string()),
         });
+    }
+    Ok(())
+}
+
+/// What the header commits to about the receipts.
+pub struct ReceiptsCommitment {
+    /// The receipts trie root.
+    pub root: B256,
+    /// The union of the receipts' log blooms.
+    pub bloom: Bloom,
+}
+
+impl ReceiptsCommitment {
+    /// Hashes and folds `receipts`.
+    pub fn of(receipts: &[Receipt]) -> Self {
+        Self {
+            root: calculate_receipt_root(receipts),
+            bloom: receipts.iter().fold(Bloom::ZERO, |acc, r| acc | *r.logs_bloom()),
+        }
+    }
+}
+
+/// Where two access lists first differ, for the rejection message.
+fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> String {
+    for (i, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
+        if e != g {
+            return if e.address != g.address {
+                format!("entry {i}: header lists account {}, execution touched {}", e.address, g.address)
+            } else {
+                format!("account {}: header {:?}, execution {:?}", e.address, e, g)
+            };
+        }
+    }
+    match expected.len().cmp(&got.len()) {
+        std::cmp::Ordering::Greater => format!("header lists extra account {}", expected[got.len()].address),
+        std::cmp::Ordering::Less => format!("execution touched unlisted account {}", got[expected.len()].address),
+        std::cmp::Ordering::Equal => "lists differ".to_string(),
+    }
+}
+
+/// Checks what execution produced against what the header commits to.
+/// `receipts` must be the commitment of `output.receipts`.
+pub fn validate_execution_output(
+    config: &ChainConfig,
+    block: &RecoveredBlock,
+    output: &BlockExecutionOutput,
+    receipts: &ReceiptsCommitment,
+) -> Result<(), BlockError> {
+    let header = &block.block.header;
+    if output.gas_used != header.gas_used {
+        return Err(BlockError::GasUsed { expected: header.gas_used, got: output.gas_used });
+    }
+    if receipts.root != header.receipts_root {
+        return Err(BlockError::ReceiptsRoot { expected: header.receipts_root, got: receipts.root });
+    }
+    if receipts.bloom != header.logs_bloom {
+        return Err(BlockError::LogsBloom);
+    }
+    if config.fork_at(header.timestamp) >= Fork::Prague {
+        let got = output.requests.as_ref().map(|r| r.requests_hash()).unwrap_or_default();
+        if header.requests_hash != Some(got) {
+            return Err(BlockError::RequestsHash { expected: header.requests_hash, got });
+        }
+    }
+    if let Some(expected) = &block.bal {
+        let got = output.bal.as_ref().ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
+        if let Some(violation) = account_order_violation(expected) {
+            let mut named: Vec<Address> = expected.iter().map(|a| a.address).collect();
+            named.sort_unstable();
+            named.dedup();
+            let touched: Vec<Address> = got.iter().map(|a| a.address).collect();
+            return Err(if named == touched {
+                BlockError::BalFormat(violation)
+            } else {
+                BlockError::BalMismatch(format!("{violation}; and the accounts listed differ from those execution touched"))
+            });
+        }
+        if got != expected {
+            return Err(BlockError::BalMismatch(first_bal_difference(expected, got)));
+        }
     }
     Ok(())
 }

@@ -21,152 +21,88 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-pub const CHAIN_ID: u64 = 1337;
-pub const GAS_LIMIT: u64 = 60_000_000;
+pub(crate) const CHAIN_ID: u64 = 1337;
+pub(crate) const GAS_LIMIT: u64 = 60_000_000;
 /// Seconds between blocks.
-pub const BLOCK_TIME: u64 = 12;
+pub(crate) const BLOCK_TIME: u64 = 12;
 
 // Gas limits generous enough for Amsterdam's state gas (EIP-8037: a new account costs
 // 120 * 1530 state gas, a fresh storage slot 64 * 1530); unused gas is refunded.
-pub const TRANSFER_GAS: u64 = 300_000;
-pub const CALL_GAS: u64 = 1_000_000;
-pub const CREATE_GAS: u64 = 2_000_000;
+pub(crate) const TRANSFER_GAS: u64 = 300_000;
+pub(crate) const CALL_GAS: u64 = 1_000_000;
+pub(crate) const CREATE_GAS: u64 = 2_000_000;
 
 // ------------------------------------------------------------------------------------
-// System contracts, read from the EEST fixtures at test time.
+// System contracts: the genesis accounts the client itself uses (from `alloy-eips`).
 // ------------------------------------------------------------------------------------
 
-pub const HISTORY_STORAGE: Address = alloy_primitives::address!("0x0000F90827F1C53a10cb7A02335B175320002935");
-pub const BEACON_ROOTS: Address = alloy_primitives::address!("0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02");
-pub const WITHDRAWAL_REQUESTS: Address = alloy_primitives::address!("0x00000961Ef480Eb55e80D19ad83579A64c007002");
-pub const CONSOLIDATION_REQUESTS: Address = alloy_primitives::address!("0x0000BBdDc7CE488642fb579F8B00f3a590007251");
-pub const SYSTEM_CONTRACTS: [Address; 4] = [HISTORY_STORAGE, BEACON_ROOTS, WITHDRAWAL_REQUESTS, CONSOLIDATION_REQUESTS];
-
-fn fixtures_dir() -> PathBuf {
-    match std::env::var_os("EEST_FIXTURES") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/eest")),
-    }
-}
-
-fn json_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            json_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-}
-
-fn parse_hex(s: &str) -> Vec<u8> {
-    let s = s.strip_prefix("0x").unwrap_or(s);
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("fixture code is hex"))
-        .collect()
-}
-
-/// Runtime code of the four system contracts (EIP-2935, EIP-4788, EIP-7002, EIP-7251), taken
-/// from the `pre` section of the first fixture that deploys all of them.
-pub fn system_contract_code() -> &'static BTreeMap<Address, Bytes> {
-    static CODE: OnceLock<BTreeMap<Address, Bytes>> = OnceLock::new();
-    CODE.get_or_init(|| {
-        let dir = fixtures_dir();
-        let mut files = Vec::new();
-        json_files(&dir, &mut files);
-        assert!(!files.is_empty(), "no EEST fixture JSON under {} (set EEST_FIXTURES)", dir.display());
-        for file in files {
-            let text = std::fs::read_to_string(&file).expect("read fixture");
-            let json: serde_json::Value = serde_json::from_str(&text).expect("fixture is JSON");
-            let Some(tests) = json.as_object() else { continue };
-            for test in tests.values() {
-                let Some(pre) = test.get("pre").and_then(|p| p.as_object()) else { continue };
-                let mut found = BTreeMap::new();
-                for (address, account) in pre {
-                    let address: Address = address.parse().expect("fixture address");
-                    if SYSTEM_CONTRACTS.contains(&address) {
-                        let code = account.get("code").and_then(|c| c.as_str()).unwrap_or("0x");
-                        found.insert(address, Bytes::from(parse_hex(code)));
-                    }
-                }
-                if found.len() == SYSTEM_CONTRACTS.len() && found.values().all(|c| !c.is_empty()) {
-                    return found;
-                }
-            }
-        }
-        panic!("no fixture under {} deploys all four system contracts", dir.display());
-    })
-}
+pub(crate) use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
+pub(crate) use alloy_eips::eip4788::BEACON_ROOTS_ADDRESS as BEACON_ROOTS;
 
 // ------------------------------------------------------------------------------------
 // A tiny assembler: opcodes, pushes, and labels for jump targets.
 // ------------------------------------------------------------------------------------
 
-pub mod op {
-    pub const STOP: u8 = 0x00;
-    pub const ADD: u8 = 0x01;
-    pub const SUB: u8 = 0x03;
-    pub const ISZERO: u8 = 0x15;
-    pub const BALANCE: u8 = 0x31;
-    pub const CALLER: u8 = 0x33;
-    pub const CALLVALUE: u8 = 0x34;
-    pub const CALLDATALOAD: u8 = 0x35;
-    pub const CALLDATASIZE: u8 = 0x36;
-    pub const CALLDATACOPY: u8 = 0x37;
-    pub const CODECOPY: u8 = 0x39;
-    pub const TIMESTAMP: u8 = 0x42;
-    pub const NUMBER: u8 = 0x43;
-    pub const POP: u8 = 0x50;
-    pub const MLOAD: u8 = 0x51;
-    pub const MSTORE: u8 = 0x52;
-    pub const SLOAD: u8 = 0x54;
-    pub const SSTORE: u8 = 0x55;
-    pub const JUMP: u8 = 0x56;
-    pub const JUMPI: u8 = 0x57;
-    pub const GAS: u8 = 0x5a;
-    pub const JUMPDEST: u8 = 0x5b;
-    pub const PUSH0: u8 = 0x5f;
-    pub const PUSH1: u8 = 0x60;
-    pub const PUSH2: u8 = 0x61;
-    pub const DUP1: u8 = 0x80;
-    pub const SWAP1: u8 = 0x90;
-    pub const LOG1: u8 = 0xa1;
-    pub const LOG2: u8 = 0xa2;
-    pub const LOG3: u8 = 0xa3;
-    pub const CREATE: u8 = 0xf0;
-    pub const CALL: u8 = 0xf1;
-    pub const RETURN: u8 = 0xf3;
-    pub const CREATE2: u8 = 0xf5;
-    pub const STATICCALL: u8 = 0xfa;
-    pub const REVERT: u8 = 0xfd;
-    pub const SELFDESTRUCT: u8 = 0xff;
+pub(crate) mod op {
+    pub(crate) const STOP: u8 = 0x00;
+    pub(crate) const ADD: u8 = 0x01;
+    pub(crate) const SUB: u8 = 0x03;
+    pub(crate) const ISZERO: u8 = 0x15;
+    pub(crate) const BALANCE: u8 = 0x31;
+    pub(crate) const CALLER: u8 = 0x33;
+    pub(crate) const CALLVALUE: u8 = 0x34;
+    pub(crate) const CALLDATALOAD: u8 = 0x35;
+    pub(crate) const CALLDATASIZE: u8 = 0x36;
+    pub(crate) const CALLDATACOPY: u8 = 0x37;
+    pub(crate) const CODECOPY: u8 = 0x39;
+    pub(crate) const TIMESTAMP: u8 = 0x42;
+    pub(crate) const NUMBER: u8 = 0x43;
+    pub(crate) const POP: u8 = 0x50;
+    pub(crate) const MLOAD: u8 = 0x51;
+    pub(crate) const MSTORE: u8 = 0x52;
+    pub(crate) const SLOAD: u8 = 0x54;
+    pub(crate) const SSTORE: u8 = 0x55;
+    pub(crate) const JUMP: u8 = 0x56;
+    pub(crate) const JUMPI: u8 = 0x57;
+    pub(crate) const GAS: u8 = 0x5a;
+    pub(crate) const JUMPDEST: u8 = 0x5b;
+    pub(crate) const PUSH0: u8 = 0x5f;
+    pub(crate) const PUSH1: u8 = 0x60;
+    pub(crate) const PUSH2: u8 = 0x61;
+    pub(crate) const DUP1: u8 = 0x80;
+    pub(crate) const SWAP1: u8 = 0x90;
+    pub(crate) const LOG1: u8 = 0xa1;
+    pub(crate) const LOG2: u8 = 0xa2;
+    pub(crate) const LOG3: u8 = 0xa3;
+    pub(crate) const CREATE: u8 = 0xf0;
+    pub(crate) const CALL: u8 = 0xf1;
+    pub(crate) const RETURN: u8 = 0xf3;
+    pub(crate) const CREATE2: u8 = 0xf5;
+    pub(crate) const STATICCALL: u8 = 0xfa;
+    pub(crate) const REVERT: u8 = 0xfd;
+    pub(crate) const SELFDESTRUCT: u8 = 0xff;
 }
 
 #[derive(Default)]
-pub struct Asm {
+pub(crate) struct Asm {
     code: Vec<u8>,
     labels: HashMap<&'static str, usize>,
     fixups: Vec<(usize, &'static str)>,
 }
 
 impl Asm {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
     /// Appends opcodes without immediates.
-    pub fn ops(mut self, ops: &[u8]) -> Self {
+    pub(crate) fn ops(mut self, ops: &[u8]) -> Self {
         self.code.extend_from_slice(ops);
         self
     }
     /// PUSH0 for zero, otherwise the shortest PUSHn of the big-endian bytes.
-    pub fn push(mut self, value: u64) -> Self {
+    pub(crate) fn push(mut self, value: u64) -> Self {
         if value == 0 {
             self.code.push(op::PUSH0);
             return self;
@@ -178,28 +114,28 @@ impl Asm {
         self
     }
     /// PUSH20 address.
-    pub fn push_address(mut self, address: Address) -> Self {
+    pub(crate) fn push_address(mut self, address: Address) -> Self {
         self.code.push(op::PUSH1 + 19);
         self.code.extend_from_slice(address.as_slice());
         self
     }
     /// PUSH2 of a label's offset, patched in `build`.
-    pub fn push_label(mut self, label: &'static str) -> Self {
+    pub(crate) fn push_label(mut self, label: &'static str) -> Self {
         self.code.push(op::PUSH2);
         self.fixups.push((self.code.len(), label));
         self.code.extend_from_slice(&[0, 0]);
         self
     }
     /// Marks a jump target (emits JUMPDEST).
-    pub fn label(mut self, label: &'static str) -> Self {
+    pub(crate) fn label(mut self, label: &'static str) -> Self {
         assert!(self.labels.insert(label, self.code.len()).is_none(), "label {label} defined twice");
         self.code.push(op::JUMPDEST);
         self
     }
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.code.len()
     }
-    pub fn build(mut self) -> Bytes {
+    pub(crate) fn build(mut self) -> Bytes {
         for (at, label) in &self.fixups {
             let target = *self.labels.get(label).unwrap_or_else(|| panic!("undefined label {label}"));
             self.code[*at..*at + 2].copy_from_slice(&(target as u16).to_be_bytes());
@@ -210,7 +146,7 @@ impl Asm {
 
 /// Init code: runs `constructor`, then returns `runtime` (copied from the end of the init
 /// code) as the deployed code.
-pub fn initcode(constructor: Asm, runtime: &[u8]) -> Bytes {
+pub(crate) fn initcode(constructor: Asm, runtime: &[u8]) -> Bytes {
     // PUSH2 len, DUP1, PUSH2 offset, PUSH0, CODECOPY, PUSH0, RETURN = 11 bytes.
     const LOADER: usize = 11;
     let offset = constructor.len() + LOADER;
@@ -230,7 +166,7 @@ pub fn initcode(constructor: Asm, runtime: &[u8]) -> Bytes {
 }
 
 /// storage[calldata word 0] += 1 (slot 0 without calldata). Also the code EOAs delegate to.
-pub fn counter_runtime() -> Bytes {
+pub(crate) fn counter_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[PUSH0, CALLDATALOAD]) // slot = calldata[0..32]
@@ -244,7 +180,7 @@ pub fn counter_runtime() -> Bytes {
 
 /// Forwards the whole call value to the address in calldata word 0, then logs that
 /// address's balance (a balance read whose result lands in the receipt).
-pub fn forwarder_runtime() -> Bytes {
+pub(crate) fn forwarder_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[PUSH0, PUSH0, PUSH0, PUSH0]) // retSize, retOffset, argsSize, argsOffset
@@ -258,7 +194,7 @@ pub fn forwarder_runtime() -> Bytes {
 }
 
 /// Writes two slots, then reverts: the writes become reads in the BAL.
-pub fn reverter_runtime() -> Bytes {
+pub(crate) fn reverter_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[NUMBER])
@@ -273,7 +209,7 @@ pub fn reverter_runtime() -> Bytes {
 
 /// Writes slot 0 to value+1 and back to its original value, and rewrites slot 1 with the
 /// value it already holds: net no-op writes.
-pub fn noop_runtime() -> Bytes {
+pub(crate) fn noop_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[PUSH0, SLOAD, DUP1]) // [v, v] with v = storage[0]
@@ -292,7 +228,7 @@ pub fn noop_runtime() -> Bytes {
 /// Reads the EIP-4788 root of this block and the EIP-2935 hash of the parent (storage
 /// reads of what the pre-block system calls wrote at BAL index 0) and the balance of the
 /// address in calldata word 0, and logs all three.
-pub fn observer_runtime() -> Bytes {
+pub(crate) fn observer_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[TIMESTAMP, PUSH0, MSTORE]) // memory[0..32] = block.timestamp
@@ -323,14 +259,14 @@ pub fn observer_runtime() -> Bytes {
 
 /// SELFDESTRUCTs to the address in calldata word 0: on a contract (or a delegated EOA)
 /// that was not created in the same transaction this only moves its whole balance.
-pub fn sweeper_runtime() -> Bytes {
+pub(crate) fn sweeper_runtime() -> Bytes {
     use op::*;
     Asm::new().ops(&[PUSH0, CALLDATALOAD, SELFDESTRUCT]).build()
 }
 
 /// Calldata: word 0 = mode (0: CREATE, otherwise CREATE2), word 1 = salt, then the init
 /// code. Creates with the call value and stores the new address (0 on failure) in slot 0.
-pub fn factory_runtime() -> Bytes {
+pub(crate) fn factory_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .push(64)
@@ -361,12 +297,12 @@ pub fn factory_runtime() -> Bytes {
 }
 
 /// Init code deploying the counter.
-pub fn counter_initcode() -> Bytes {
+pub(crate) fn counter_initcode() -> Bytes {
     initcode(Asm::new(), &counter_runtime())
 }
 
 /// Init code whose constructor writes storage[0] = msg.value + 1, then deploys the counter.
-pub fn storing_initcode() -> Bytes {
+pub(crate) fn storing_initcode() -> Bytes {
     use op::*;
     let constructor = Asm::new().ops(&[CALLVALUE]).push(1).ops(&[ADD]).push(0).ops(&[SSTORE]);
     initcode(constructor, &counter_runtime())
@@ -374,23 +310,23 @@ pub fn storing_initcode() -> Bytes {
 
 /// Init code that writes storage, then SELFDESTRUCTs to its creator in the creating
 /// transaction (EIP-6780: the account is removed; its balance goes to the caller).
-pub fn selfdestruct_initcode() -> Bytes {
+pub(crate) fn selfdestruct_initcode() -> Bytes {
     use op::*;
     Asm::new().push(1).push(0).ops(&[SSTORE]).ops(&[CALLER, SELFDESTRUCT]).build()
 }
 
-pub fn word(value: U256) -> [u8; 32] {
+pub(crate) fn word(value: U256) -> [u8; 32] {
     value.to_be_bytes::<32>()
 }
 
-pub fn address_word(address: Address) -> Vec<u8> {
+pub(crate) fn address_word(address: Address) -> Vec<u8> {
     let mut w = vec![0u8; 12];
     w.extend_from_slice(address.as_slice());
     w
 }
 
 /// Every address the factory's CREATE2 can deploy to (salts 0..3, the three init codes).
-pub fn create2_targets() -> &'static [Address] {
+pub(crate) fn create2_targets() -> &'static [Address] {
     static TARGETS: OnceLock<Vec<Address>> = OnceLock::new();
     TARGETS.get_or_init(|| {
         let mut out = Vec::new();
@@ -403,7 +339,7 @@ pub fn create2_targets() -> &'static [Address] {
     })
 }
 
-pub fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
+pub(crate) fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
     let mut data = Vec::with_capacity(64 + init.len());
     data.extend_from_slice(&word(U256::from(create2 as u64)));
     data.extend_from_slice(&word(U256::from(salt)));
@@ -415,45 +351,42 @@ pub fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
 // Genesis.
 // ------------------------------------------------------------------------------------
 
-pub const COUNTER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0001");
-pub const FORWARDER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0002");
-pub const REVERTER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0003");
-pub const FACTORY: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0004");
-pub const NOOP: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0005");
-pub const OBSERVER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0006");
-pub const SWEEPER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0007");
+pub(crate) const COUNTER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0001");
+pub(crate) const FORWARDER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0002");
+pub(crate) const REVERTER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0003");
+pub(crate) const FACTORY: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0004");
+pub(crate) const NOOP: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0005");
+pub(crate) const OBSERVER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0006");
+pub(crate) const SWEEPER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0007");
 /// An EOA with a balance that never sends.
-pub const RECEIVER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000e0001");
+pub(crate) const RECEIVER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000e0001");
 /// Accounts that exist in genesis but are empty (EIP-161: removed when touched).
-pub const EMPTY_ACCOUNTS: [Address; 2] = [
+pub(crate) const EMPTY_ACCOUNTS: [Address; 2] = [
     alloy_primitives::address!("0x00000000000000000000000000000000000e0002"),
     alloy_primitives::address!("0x00000000000000000000000000000000000e0003"),
 ];
-pub const COINBASE: Address = alloy_primitives::address!("0x00000000000000000000000000000000000fee00");
+pub(crate) const COINBASE: Address = alloy_primitives::address!("0x00000000000000000000000000000000000fee00");
 
-pub const NUM_SENDERS: usize = 8;
-pub const NUM_DELEGATORS: usize = 3;
-pub const COUNTER_GENESIS: [(u64, u64); 2] = [(0, 5), (3, 7)];
-pub const NOOP_GENESIS: [(u64, u64); 2] = [(0, 42), (1, 9)];
+pub(crate) const NUM_SENDERS: usize = 8;
+pub(crate) const NUM_DELEGATORS: usize = 3;
+pub(crate) const COUNTER_GENESIS: [(u64, u64); 2] = [(0, 5), (3, 7)];
+pub(crate) const NOOP_GENESIS: [(u64, u64); 2] = [(0, 42), (1, 9)];
 
-pub fn signer(tag: &str, i: usize) -> PrivateKeySigner {
+pub(crate) fn signer(tag: &str, i: usize) -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&keccak256(format!("ethrex-parallel-differential/{tag}/{i}"))).expect("valid key")
 }
 
-pub struct Scenario {
-    pub config: ChainConfig,
-    pub genesis: Header,
-    pub alloc: BTreeMap<Address, GenesisAccount>,
-    pub senders: Vec<PrivateKeySigner>,
-    pub delegators: Vec<PrivateKeySigner>,
+pub(crate) struct Scenario {
+    pub(crate) config: ChainConfig,
+    pub(crate) genesis: Header,
+    pub(crate) alloc: BTreeMap<Address, GenesisAccount>,
+    pub(crate) senders: Vec<PrivateKeySigner>,
+    pub(crate) delegators: Vec<PrivateKeySigner>,
 }
 
 impl Scenario {
-    pub fn new() -> Self {
-        let mut alloc = BTreeMap::new();
-        for (address, code) in system_contract_code() {
-            alloc.insert(*address, GenesisAccount { nonce: 1, code: code.clone(), ..Default::default() });
-        }
+    pub(crate) fn new() -> Self {
+        let mut alloc = ethrex_blockchain::system_contracts::system_contracts();
         let senders: Vec<_> = (0..NUM_SENDERS).map(|i| signer("sender", i)).collect();
         let delegators: Vec<_> = (0..NUM_DELEGATORS).map(|i| signer("delegator", i)).collect();
         for s in &senders {
@@ -491,33 +424,33 @@ impl Scenario {
     }
 
     /// Writes the genesis into an empty store.
-    pub fn init(&self, store: &Store) -> B256 {
+    pub(crate) fn init(&self, store: &Store) -> B256 {
         init_genesis(store, self.genesis.clone(), &self.alloc).expect("init genesis")
     }
 
-    pub fn memory_store(&self) -> Store {
+    pub(crate) fn memory_store(&self) -> Store {
         let store = Store::in_memory();
         self.init(&store);
         store
     }
 
-    pub fn chain(&self, store: Store, options: ImportOptions) -> Blockchain {
+    pub(crate) fn chain(&self, store: Store, options: ImportOptions) -> Blockchain {
         Blockchain::new(store, self.config.clone()).with_options(options)
     }
 }
 
 /// The parallel path forced for every block (threshold 0), with the BAL-derived state
 /// root computed alongside execution (the default).
-pub fn parallel_options() -> ImportOptions {
+pub(crate) fn parallel_options() -> ImportOptions {
     ImportOptions { parallel: true, parallel_threshold: 0, warmer: true, ..ImportOptions::default() }
 }
 
 /// The parallel path without the BAL-derived state root and without the warmer.
-pub fn parallel_plain_options() -> ImportOptions {
+pub(crate) fn parallel_plain_options() -> ImportOptions {
     ImportOptions { parallel: true, parallel_threshold: 0, warmer: false, parallel_trie: false }
 }
 
-pub fn sequential_options() -> ImportOptions {
+pub(crate) fn sequential_options() -> ImportOptions {
     ImportOptions { parallel: false, parallel_threshold: 0, warmer: false, ..ImportOptions::default() }
 }
 
@@ -525,7 +458,7 @@ pub fn sequential_options() -> ImportOptions {
 // Signing.
 // ------------------------------------------------------------------------------------
 
-pub fn sign<T>(key: &PrivateKeySigner, tx: T) -> Transaction
+pub(crate) fn sign<T>(key: &PrivateKeySigner, tx: T) -> Transaction
 where
     T: SignableTransaction<Signature>,
     Transaction: From<Signed<T>>,
@@ -534,14 +467,14 @@ where
     Transaction::from(tx.into_signed(sig))
 }
 
-pub fn sign_auth(key: &PrivateKeySigner, address: Address, nonce: u64) -> SignedAuthorization {
+pub(crate) fn sign_auth(key: &PrivateKeySigner, address: Address, nonce: u64) -> SignedAuthorization {
     let auth = Authorization { chain_id: U256::from(CHAIN_ID), address, nonce };
     let sig = key.sign_hash_sync(&auth.signature_hash()).expect("sign authorization");
     auth.into_signed(sig)
 }
 
 /// A type-2 transaction with fixed fees well above the base fee.
-pub fn eip1559(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, input: Bytes, gas_limit: u64) -> Transaction {
+pub(crate) fn eip1559(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, input: Bytes, gas_limit: u64) -> Transaction {
     sign(
         key,
         TxEip1559 {
@@ -563,45 +496,45 @@ pub fn eip1559(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, inpu
 // ------------------------------------------------------------------------------------
 
 #[derive(Debug, Default, Clone)]
-pub struct GenStats {
-    pub kinds: BTreeMap<&'static str, usize>,
-    pub txs: usize,
-    pub withdrawals: usize,
+pub(crate) struct GenStats {
+    pub(crate) kinds: BTreeMap<&'static str, usize>,
+    pub(crate) txs: usize,
+    pub(crate) withdrawals: usize,
 }
 
 /// Expected outcomes kept by the generator, to check the chain did what it was meant to.
 #[derive(Debug, Clone)]
-pub struct Model {
-    pub sender_nonces: BTreeMap<Address, u64>,
+pub(crate) struct Model {
+    pub(crate) sender_nonces: BTreeMap<Address, u64>,
     /// Storage of `COUNTER` (only touched through direct calls and the forwarder).
-    pub counter: BTreeMap<U256, U256>,
+    pub(crate) counter: BTreeMap<U256, U256>,
     /// Current delegation target of each delegator (None: no delegation).
-    pub delegations: BTreeMap<Address, Option<Address>>,
+    pub(crate) delegations: BTreeMap<Address, Option<Address>>,
 }
 
-pub struct GeneratedChain {
-    pub blocks: Vec<BlockWithBal>,
-    pub stats: GenStats,
-    pub model: Model,
+pub(crate) struct GeneratedChain {
+    pub(crate) blocks: Vec<BlockWithBal>,
+    pub(crate) stats: GenStats,
+    pub(crate) model: Model,
 }
 
 /// Generates transactions that are valid on the head of `builder` and builds blocks with
 /// them (then imports each block into `builder` to move its head forward).
-pub struct ChainGenerator {
-    pub rng: ChaCha8Rng,
-    pub scenario: Scenario,
-    pub builder: Blockchain,
-    pub model: Model,
-    pub stats: GenStats,
+pub(crate) struct ChainGenerator {
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) scenario: Scenario,
+    pub(crate) builder: Blockchain,
+    pub(crate) model: Model,
+    pub(crate) stats: GenStats,
     /// Addresses created by the chain so far (value recipients).
-    pub fresh: Vec<Address>,
+    pub(crate) fresh: Vec<Address>,
     timestamp: u64,
     number: u64,
     withdrawal_index: u64,
 }
 
 impl ChainGenerator {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         let scenario = Scenario::new();
         let store = scenario.memory_store();
         let builder = scenario.chain(store, ImportOptions::default());
@@ -718,7 +651,7 @@ impl ChainGenerator {
     }
 
     /// One random valid transaction.
-    pub fn random_tx(&mut self) -> Transaction {
+    pub(crate) fn random_tx(&mut self) -> Transaction {
         let key = self.scenario.senders.choose(&mut self.rng).unwrap().clone();
         match self.rng.random_range(0..100) {
             // Native transfers: to known accounts (incl. contracts, empty accounts), to a new
@@ -934,7 +867,7 @@ impl ChainGenerator {
             .collect()
     }
 
-    pub fn attributes(&mut self, withdrawals: Vec<Withdrawal>) -> PayloadAttributes {
+    pub(crate) fn attributes(&mut self, withdrawals: Vec<Withdrawal>) -> PayloadAttributes {
         self.timestamp += BLOCK_TIME;
         let fee_recipient = match self.rng.random_range(0..4) {
             0 => self.scenario.senders.choose(&mut self.rng).unwrap().address(),
@@ -954,7 +887,7 @@ impl ChainGenerator {
     }
 
     /// Builds a block with exactly `txs` on the builder head and imports it there.
-    pub fn build(&mut self, txs: Vec<Transaction>, withdrawals: Vec<Withdrawal>) -> BlockWithBal {
+    pub(crate) fn build(&mut self, txs: Vec<Transaction>, withdrawals: Vec<Withdrawal>) -> BlockWithBal {
         let attributes = self.attributes(withdrawals);
         self.stats.txs += txs.len();
         let block = self.builder.build_block(&attributes, txs).expect("generated block builds");
@@ -964,7 +897,7 @@ impl ChainGenerator {
     }
 
     /// Builds a random block of `min..=max` transactions.
-    pub fn random_block(&mut self, min: usize, max: usize) -> BlockWithBal {
+    pub(crate) fn random_block(&mut self, min: usize, max: usize) -> BlockWithBal {
         let n = self.rng.random_range(min..=max);
         let txs: Vec<Transaction> = (0..n).map(|_| self.random_tx()).collect();
         let withdrawals = self.random_withdrawals();
@@ -973,7 +906,7 @@ impl ChainGenerator {
 }
 
 /// A random chain of `blocks` Amsterdam blocks with 5..=40 transactions each.
-pub fn generate_chain(seed: u64, blocks: usize) -> GeneratedChain {
+pub(crate) fn generate_chain(seed: u64, blocks: usize) -> GeneratedChain {
     let mut generator = ChainGenerator::new(seed);
     let blocks = (0..blocks).map(|_| generator.random_block(5, 40)).collect();
     GeneratedChain { blocks, stats: generator.stats, model: generator.model }
@@ -984,16 +917,16 @@ pub fn generate_chain(seed: u64, blocks: usize) -> GeneratedChain {
 // ------------------------------------------------------------------------------------
 
 /// One account as the snapshot sees it: record, slots, code.
-pub type AccountSnapshot = (Address, AccountState, Vec<(U256, U256)>, Option<Bytes>);
+pub(crate) type AccountSnapshot = (Address, AccountState, Vec<(U256, U256)>, Option<Bytes>);
 
 /// The whole flat state of a store: every account with its storage and code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateSnapshot {
-    pub head: Option<B256>,
-    pub accounts: Vec<AccountSnapshot>,
+pub(crate) struct StateSnapshot {
+    pub(crate) head: Option<B256>,
+    pub(crate) accounts: Vec<AccountSnapshot>,
 }
 
-pub fn snapshot(store: &Store) -> StateSnapshot {
+pub(crate) fn snapshot(store: &Store) -> StateSnapshot {
     let accounts = store
         .all_accounts()
         .expect("all accounts")
@@ -1011,13 +944,13 @@ pub fn snapshot(store: &Store) -> StateSnapshot {
 
 /// What a store keeps about one block.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BlockRecord {
-    pub header: Header,
-    pub receipts: Vec<Receipt>,
-    pub bal: Option<BlockAccessList>,
+pub(crate) struct BlockRecord {
+    pub(crate) header: Header,
+    pub(crate) receipts: Vec<Receipt>,
+    pub(crate) bal: Option<BlockAccessList>,
 }
 
-pub fn block_record(store: &Store, hash: &B256) -> BlockRecord {
+pub(crate) fn block_record(store: &Store, hash: &B256) -> BlockRecord {
     BlockRecord {
         header: store.header(hash).expect("header read").expect("imported block has a header"),
         receipts: store.receipts(hash).expect("receipts read").expect("imported block has receipts"),
@@ -1026,7 +959,7 @@ pub fn block_record(store: &Store, hash: &B256) -> BlockRecord {
 }
 
 /// Asserts that the store holds no trace of a block.
-pub fn assert_no_trace(store: &Store, hash: &B256, what: &str) {
+pub(crate) fn assert_no_trace(store: &Store, hash: &B256, what: &str) {
     assert!(store.header(hash).unwrap().is_none(), "{what}: rejected block's header was stored");
     assert!(store.receipts(hash).unwrap().is_none(), "{what}: rejected block's receipts were stored");
     assert!(store.bal(hash).unwrap().is_none(), "{what}: rejected block's BAL was stored");
@@ -1034,7 +967,7 @@ pub fn assert_no_trace(store: &Store, hash: &B256, what: &str) {
 }
 
 /// Checks the model the generator kept against a store's final state.
-pub fn check_model(store: &Store, model: &Model) {
+pub(crate) fn check_model(store: &Store, model: &Model) {
     for (address, nonce) in &model.sender_nonces {
         let account = store.account(address).unwrap().expect("sender exists");
         assert_eq!(account.nonce, *nonce, "nonce of {address}");
