@@ -13,13 +13,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Subcommand)]
-pub enum FixtureCommand {
+pub(crate) enum FixtureCommand {
     /// Generate a mainnet-shaped stress chain with the client's own block builder.
     Stress(StressArgs),
 }
 
 #[derive(Args)]
-pub struct StressArgs {
+pub(crate) struct StressArgs {
     /// Output directory (stress.rlp, stress.bal.rlp, stress.genesis.json, stress.blockchain_test.json).
     #[arg(long)]
     out: PathBuf,
@@ -38,7 +38,7 @@ pub struct StressArgs {
     fork: String,
 }
 
-pub fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
     let FixtureCommand::Stress(a) = cmd;
     let fork = match a.fork.as_str() {
         "amsterdam" => Fork::Amsterdam,
@@ -58,7 +58,7 @@ pub fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Chain file: RLP blocks, concatenated.
     #[arg(long)]
     fixture: PathBuf,
@@ -94,7 +94,7 @@ pub struct BenchArgs {
     plot: Option<PathBuf>,
 }
 
-pub fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let db: DbKind = a.db.parse().map_err(anyhow::Error::msg)?;
     anyhow::ensure!(db != DbKind::Memory, "--db must be mdbx or rocksdb (the bench measures a real database)");
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
@@ -106,9 +106,7 @@ pub fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.db = db;
     options.datadir = a.datadir;
     options.sleep = Duration::from_millis(a.sleep_ms);
-    options.parallel_threshold = a.tuning.parallel_threshold;
-    options.warmer = a.tuning.bal_warmer;
-    options.parallel_trie = !a.tuning.no_bal_parallel_trie;
+    options.import = a.tuning.options(true);
 
     let fixture = load_fixture(&options)?;
     let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();

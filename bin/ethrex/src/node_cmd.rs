@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 /// Options every command that opens a database shares.
 #[derive(Args, Clone)]
-pub struct DbArgs {
+pub(crate) struct DbArgs {
     /// Data directory.
     #[arg(long)]
-    pub datadir: PathBuf,
+    pub(crate) datadir: PathBuf,
     /// mdbx or rocksdb.
     #[arg(long, default_value = "rocksdb")]
-    pub db: String,
+    pub(crate) db: String,
 }
 
 impl DbArgs {
@@ -40,21 +40,21 @@ impl DbArgs {
 
 /// Tuning of the parallel BAL path, shared by every command that imports blocks.
 #[derive(Args, Clone)]
-pub struct ParallelTuning {
+pub(crate) struct ParallelTuning {
     /// Blocks with fewer transactions are executed sequentially (0: every block with a BAL).
     #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
-    pub parallel_threshold: usize,
+    pub(crate) parallel_threshold: usize,
     /// Prefetch BAL-named state into the block's cache alongside parallel execution. Off
     /// by default: with the store's in-memory caches it costs more CPU than it saves.
     #[arg(long)]
-    pub bal_warmer: bool,
+    pub(crate) bal_warmer: bool,
     /// Compute the state root after execution instead of from the BAL alongside it.
     #[arg(long)]
-    pub no_bal_parallel_trie: bool,
+    pub(crate) no_bal_parallel_trie: bool,
 }
 
 impl ParallelTuning {
-    pub fn options(&self, parallel: bool) -> ImportOptions {
+    pub(crate) fn options(&self, parallel: bool) -> ImportOptions {
         ImportOptions {
             parallel,
             parallel_threshold: self.parallel_threshold,
@@ -66,17 +66,18 @@ impl ParallelTuning {
 
 /// Execution options of the node and the import command.
 #[derive(Args, Clone)]
-pub struct ExecArgs {
-    /// Import every block on one thread: sequential execution even with a BAL.
-    #[arg(long)]
-    pub no_bal_parallel_exec: bool,
+pub(crate) struct ExecArgs {
+    /// Import every block on one thread: sender recovery, execution (sequential even with
+    /// a BAL) and merkleization. (Old spelling: --no-bal-parallel-exec.)
+    #[arg(long, alias = "no-bal-parallel-exec")]
+    pub(crate) single_threaded: bool,
     #[command(flatten)]
-    pub tuning: ParallelTuning,
+    pub(crate) tuning: ParallelTuning,
 }
 
 impl ExecArgs {
     fn options(&self) -> ImportOptions {
-        self.tuning.options(!self.no_bal_parallel_exec)
+        self.tuning.options(!self.single_threaded)
     }
 }
 
@@ -92,39 +93,39 @@ fn open_chain(network: &Path, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Bl
 }
 
 #[derive(Args, Clone)]
-pub struct NodeArgs {
+pub(crate) struct NodeArgs {
     /// geth-style genesis file (chain config with fork times, alloc).
     #[arg(long)]
-    pub network: PathBuf,
+    pub(crate) network: PathBuf,
     #[command(flatten)]
-    pub db: DbArgs,
+    pub(crate) db: DbArgs,
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
-    pub authrpc_addr: IpAddr,
+    pub(crate) authrpc_addr: IpAddr,
     #[arg(long = "authrpc.port", default_value_t = 8551)]
-    pub authrpc_port: u16,
+    pub(crate) authrpc_port: u16,
     /// Hex JWT secret; created if missing (default: <datadir>/jwt.hex).
     #[arg(long = "authrpc.jwtsecret")]
-    pub jwtsecret: Option<PathBuf>,
+    pub(crate) jwtsecret: Option<PathBuf>,
     /// Serve the eth API over HTTP on this address.
     #[arg(long = "http.addr")]
-    pub http_addr: Option<IpAddr>,
+    pub(crate) http_addr: Option<IpAddr>,
     #[arg(long = "http.port")]
-    pub http_port: Option<u16>,
+    pub(crate) http_port: Option<u16>,
     /// Serve Prometheus metrics on this port.
     #[arg(long = "metrics.port")]
-    pub metrics_port: Option<u16>,
+    pub(crate) metrics_port: Option<u16>,
     #[arg(long = "metrics.addr", default_value = "127.0.0.1")]
-    pub metrics_addr: IpAddr,
+    pub(crate) metrics_addr: IpAddr,
     /// How many imported blocks may still be waiting for the disk when
     /// engine_forkchoiceUpdated answers VALID. 0: a head is answered VALID only once it
     /// is written and synced.
     #[arg(long, default_value_t = 0)]
-    pub persistence_lag: u64,
+    pub(crate) persistence_lag: u64,
     #[command(flatten)]
-    pub exec: ExecArgs,
+    pub(crate) exec: ExecArgs,
 }
 
-pub fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     let chain = open_chain(&args.network, &args.db, &args.exec)?;
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
@@ -175,7 +176,7 @@ async fn shutdown_signal() {
 }
 
 #[derive(Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     #[arg(long)]
     network: PathBuf,
     #[command(flatten)]
@@ -189,7 +190,7 @@ pub struct ImportArgs {
     file: PathBuf,
 }
 
-pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let chain = open_chain(&args.network, &args.db, &args.exec)?;
     let blocks = read_chain(&args.file, args.bal.as_deref())?;
     let bar = ProgressBar::new(blocks.len() as u64);
@@ -220,7 +221,7 @@ pub fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     #[command(flatten)]
     db: DbArgs,
     /// Also write the blocks' BALs (concatenated RLP) to this file.
@@ -230,7 +231,7 @@ pub struct ExportArgs {
     file: PathBuf,
 }
 
-pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let store = args.db.open()?;
     let head = store.head_header()?.context("the database holds no chain")?.number;
     let bar = ProgressBar::new(head);
@@ -251,13 +252,13 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(Args)]
-pub struct VerifyDbArgs {
+pub(crate) struct VerifyDbArgs {
     #[command(flatten)]
     db: DbArgs,
 }
 
 /// Recomputes the head's state root from the flat state and compares it with the header.
-pub fn run_verify_db(args: VerifyDbArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run_verify_db(args: VerifyDbArgs) -> anyhow::Result<ExitCode> {
     let store = args.db.open()?;
     let Some(head) = store.head_header()? else {
         // Genesis is committed atomically: before it there is nothing to be inconsistent.

@@ -5,7 +5,7 @@ use ethrex_blockchain::chain_file::{read_chain, read_genesis};
 use crate::report::{BlockRow, ModeReport};
 use anyhow::{bail, Context};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
-use ethrex_blockchain::{Blockchain, ImportOptions, BAL_PARALLEL_TX_THRESHOLD};
+use ethrex_blockchain::{Blockchain, ImportOptions};
 use ethrex_common::{BlockWithBal, ChainConfig};
 use ethrex_storage::{DbKind, Store};
 use ethrex_vm::warmer::warm_from_bal;
@@ -14,9 +14,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// How the bench imports the chain; each mode runs on its own fresh database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
+    /// Every block through the import pipeline with parallel import off.
     Sequential,
+    /// Every block through the import pipeline with parallel import on (and the given
+    /// tuning).
     Parallel,
     /// Parallel execution only, from a fully cached state: no validation against the
     /// header, no merkleization, no storage. The limit the pipeline can approach.
@@ -24,7 +28,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn name(self) -> &'static str {
+    /// The mode's name in `--mode`, reports and directory names.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Sequential => "sequential",
             Mode::Parallel => "parallel",
@@ -33,7 +38,8 @@ impl Mode {
     }
 }
 
-/// The `--mode` argument.
+/// Parses the `--mode` argument: `sequential`, `parallel`, `both` (those two) or `all`
+/// (both plus the ceiling); any other value is an error.
 pub fn modes_for(arg: &str) -> anyhow::Result<Vec<Mode>> {
     Ok(match arg {
         "sequential" => vec![Mode::Sequential],
@@ -44,21 +50,31 @@ pub fn modes_for(arg: &str) -> anyhow::Result<Vec<Mode>> {
     })
 }
 
+/// What `ethrex import-bench` runs.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
+    /// The chain file: concatenated RLP blocks.
     pub fixture: PathBuf,
+    /// Concatenated RLP BALs; `None`: `<stem>.bal.rlp` beside the fixture, if it exists.
     pub bal: Option<PathBuf>,
+    /// geth-style genesis; `None`: `<stem>.genesis.json` beside the fixture.
     pub genesis: Option<PathBuf>,
+    /// The modes to run, each block in every mode before the next block.
     pub modes: Vec<Mode>,
+    /// The database the sequential and parallel modes write to (the ceiling uses memory).
     pub db: DbKind,
+    /// Keep each mode's database in `<datadir>/<mode>` (cleared first); `None`: a
+    /// temporary directory removed afterwards.
     pub datadir: Option<PathBuf>,
+    /// Pause before each block in each mode, outside the timed region.
     pub sleep: Duration,
-    pub parallel_threshold: usize,
-    pub warmer: bool,
-    pub parallel_trie: bool,
+    /// How blocks are imported; `parallel` is set per mode.
+    pub import: ImportOptions,
 }
 
 impl BenchOptions {
+    /// Options for `fixture` with the defaults: sequential and parallel modes on RocksDB
+    /// in a temporary directory, 100 ms pause, default import options.
     pub fn new(fixture: PathBuf) -> Self {
         Self {
             fixture,
@@ -68,9 +84,7 @@ impl BenchOptions {
             db: DbKind::Rocksdb,
             datadir: None,
             sleep: Duration::from_millis(100),
-            parallel_threshold: BAL_PARALLEL_TX_THRESHOLD,
-            warmer: false,
-            parallel_trie: true,
+            import: ImportOptions::default(),
         }
     }
 }
@@ -82,12 +96,16 @@ fn sibling(fixture: &Path, suffix: &str) -> PathBuf {
     fixture.with_file_name(format!("{stem}{suffix}"))
 }
 
+/// A chain read into memory, ready to be imported by every mode.
 pub struct LoadedFixture {
-    pub genesis: alloy_genesis::Genesis,
-    pub config: ChainConfig,
+    pub(crate) genesis: alloy_genesis::Genesis,
+    pub(crate) config: ChainConfig,
+    /// The blocks after genesis, in order, each with its BAL when a BAL file was found.
     pub blocks: Vec<BlockWithBal>,
 }
 
+/// Reads the genesis, the chain file and (if given or present beside it) the BAL file.
+/// Fails when a file cannot be read or decoded, or the chain holds no blocks.
 pub fn load_fixture(options: &BenchOptions) -> anyhow::Result<LoadedFixture> {
     let genesis_path = options.genesis.clone().unwrap_or_else(|| sibling(&options.fixture, ".genesis.json"));
     let genesis = read_genesis(&genesis_path)?;
@@ -132,12 +150,7 @@ pub fn run_modes(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Res
     let mut runs = Vec::with_capacity(options.modes.len());
     for &mode in &options.modes {
         let (store, tmp) = fresh_store(options, mode, fixture)?;
-        let import_options = ImportOptions {
-            parallel: mode != Mode::Sequential,
-            parallel_threshold: options.parallel_threshold,
-            warmer: options.warmer,
-            parallel_trie: options.parallel_trie,
-        };
+        let import_options = ImportOptions { parallel: mode != Mode::Sequential, ..options.import };
         let chain = Blockchain::new(store, fixture.config.clone()).with_options(import_options);
         runs.push((mode, chain, tmp, Vec::with_capacity(fixture.blocks.len())));
     }
@@ -183,7 +196,7 @@ fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<Blo
     let header = &block.block.header;
     let parent = chain.store.header(&header.parent_hash)?.context("unknown parent")?;
     let cache = CachingDb::new(StoreDb::new(chain.store.clone(), header.parent_hash, parent.number));
-    warm_from_bal(&cache, bal).map_err(anyhow::Error::msg)?;
+    warm_from_bal(&cache, bal)?;
     let t = Instant::now();
     let outcome = execute_block_parallel(&cache, &block.block, &chain.config, bal)?;
     let exec = t.elapsed();

@@ -126,7 +126,7 @@ fn post_state(store: &Store) -> anyhow::Result<Map<String, Value>> {
 }
 
 /// Renders the chain as a one-test `blockchain_test` fixture file.
-pub fn blockchain_test_json(
+pub(crate) fn blockchain_test_json(
     name: &str,
     fork: Fork,
     config: &ChainConfig,

@@ -17,27 +17,35 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Chain id 1: `revme btest` runs every fixture with chain id 1.
-pub const STRESS_CHAIN_ID: u64 = 1;
+pub(crate) const STRESS_CHAIN_ID: u64 = 1;
 /// A low base fee keeps blob pricing on the plain EIP-4844 curve (EIP-7918's reserve
 /// price only applies above 16x the blob base fee), so excess blob gas stays constant.
-pub const GENESIS_BASE_FEE: u64 = 7;
+pub(crate) const GENESIS_BASE_FEE: u64 = 7;
 const SECONDS_PER_SLOT: u64 = 12;
 const WITHDRAWALS_PER_BLOCK: u64 = 4;
 
+/// What `ethrex fixture stress` generates.
 #[derive(Debug, Clone)]
 pub struct StressOptions {
+    /// Output directory, created if missing; the files written are named `stress.*`.
     pub out: PathBuf,
+    /// Number of blocks after genesis.
     pub blocks: u64,
+    /// Gas limit of every block, including genesis.
     pub gas_limit: u64,
+    /// Fewest transactions per block (inclusive).
     pub min_txs: usize,
+    /// Most transactions per block (inclusive); at least `min_txs`.
     pub max_txs: usize,
+    /// Workload seed: the same seed (and options) gives the same transactions.
     pub seed: u64,
+    /// The fork every block runs under: `Osaka` or `Amsterdam` (with BALs).
     pub fork: Fork,
 }
 
 /// The chain configuration the stress fixture runs under: every fork up to `fork` at
 /// genesis, the standard blob schedule.
-pub fn stress_config(fork: Fork) -> ChainConfig {
+pub(crate) fn stress_config(fork: Fork) -> ChainConfig {
     use alloy_eips::eip7840::BlobParams;
     let mut config = ChainConfig::all_forks_at_genesis(STRESS_CHAIN_ID, fork);
     let schedule = &mut config.inner.blob_schedule;
@@ -50,6 +58,11 @@ pub fn stress_config(fork: Fork) -> ChainConfig {
     config
 }
 
+/// Builds the stress chain with the client's block builder, importing each block, and
+/// writes `stress.rlp`, `stress.bal.rlp` (Amsterdam only; a stale one is removed
+/// otherwise), `stress.genesis.json` and `stress.blockchain_test.json` under
+/// `options.out`. Fails on an unsupported fork, `min_txs > max_txs`, or any build,
+/// import or write error.
 pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     anyhow::ensure!(matches!(options.fork, Fork::Osaka | Fork::Amsterdam), "--fork must be osaka or amsterdam");
     anyhow::ensure!(options.min_txs <= options.max_txs, "--min-txs must not exceed --max-txs");

@@ -20,6 +20,8 @@ fn stage_values(b: &crate::report::BlockRow) -> [f64; 7] {
     [s.recover_ms, s.warmer_ms, s.exec_ms, s.validate_ms, s.merkle_ms, s.store_ms, (s.total_ms - known).max(0.0)]
 }
 
+/// A self-contained SVG document: per mode, a stacked bar of stage times (ms) per block,
+/// then a box plot of per-block Ggas/s per mode.
 pub fn svg(reports: &[ModeReport]) -> String {
     let width = 1000.0;
     let panel_h = 220.0;

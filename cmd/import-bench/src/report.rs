@@ -6,18 +6,18 @@ use std::time::Duration;
 
 /// Throughput and stage times of one block, or their per-mode medians.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Stages {
-    pub ggas_per_s: f64,
-    pub total_ms: f64,
-    pub recover_ms: f64,
-    pub warmer_ms: f64,
-    pub exec_ms: f64,
-    pub validate_ms: f64,
-    pub merkle_ms: f64,
-    pub store_ms: f64,
+pub(crate) struct Stages {
+    pub(crate) ggas_per_s: f64,
+    pub(crate) total_ms: f64,
+    pub(crate) recover_ms: f64,
+    pub(crate) warmer_ms: f64,
+    pub(crate) exec_ms: f64,
+    pub(crate) validate_ms: f64,
+    pub(crate) merkle_ms: f64,
+    pub(crate) store_ms: f64,
     /// Time the database took to write the block's batch, on the persister thread, after
     /// `import_block` returned (not part of `total`).
-    pub persist_ms: f64,
+    pub(crate) persist_ms: f64,
 }
 
 impl Stages {
@@ -38,15 +38,18 @@ impl Stages {
     }
 }
 
+/// One block's figures in one mode.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct BlockRow {
-    pub number: u64,
-    pub txs: usize,
-    pub gas: u64,
+pub(crate) struct BlockRow {
+    pub(crate) number: u64,
+    pub(crate) txs: usize,
+    pub(crate) gas: u64,
     #[serde(flatten)]
-    pub stages: Stages,
-    pub path: &'static str,
-    pub root_from_bal: bool,
+    pub(crate) stages: Stages,
+    /// `"parallel"` or `"sequential"`: how the block was executed.
+    pub(crate) path: &'static str,
+    /// Whether the state root was computed from the BAL alongside execution.
+    pub(crate) root_from_bal: bool,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -59,7 +62,8 @@ fn ggas(gas: u64, total: Duration) -> f64 {
 }
 
 impl BlockRow {
-    pub fn from_outcome(o: &ImportOutcome) -> Self {
+    /// The row of a block imported through the pipeline (`persist_ms` filled in later).
+    pub(crate) fn from_outcome(o: &ImportOutcome) -> Self {
         let t = &o.timings;
         Self {
             number: o.number,
@@ -85,7 +89,7 @@ impl BlockRow {
     }
 
     /// Execution alone: every other stage is zero.
-    pub fn ceiling(number: u64, txs: usize, gas: u64, exec: Duration) -> Self {
+    pub(crate) fn ceiling(number: u64, txs: usize, gas: u64, exec: Duration) -> Self {
         Self {
             number,
             txs,
@@ -97,8 +101,8 @@ impl BlockRow {
     }
 }
 
-
-pub fn median(mut values: Vec<f64>) -> f64 {
+/// Median of `values` (mean of the middle two for an even count), 0 when empty.
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     if values.is_empty() {
         return 0.0;
     }
@@ -107,16 +111,22 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
 }
 
+/// One mode's results: per-block rows and their medians. Serializes (without the name)
+/// as the JSON report's entry for the mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeReport {
+    /// The mode: `"sequential"`, `"parallel"` or `"ceiling"`.
     #[serde(skip)]
     pub name: &'static str,
-    pub median: Stages,
-    pub blocks: Vec<BlockRow>,
+    /// Each stage's median over the blocks, taken separately.
+    pub(crate) median: Stages,
+    /// One row per block, in import order.
+    pub(crate) blocks: Vec<BlockRow>,
 }
 
 impl ModeReport {
-    pub fn new(name: &'static str, blocks: Vec<BlockRow>) -> Self {
+    /// The report of mode `name` over `blocks`, with their medians.
+    pub(crate) fn new(name: &'static str, blocks: Vec<BlockRow>) -> Self {
         Self { name, median: Stages::median_of(&blocks), blocks }
     }
 }

@@ -18,13 +18,18 @@ use jsonrpsee::RpcModule;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-pub const UNKNOWN_PAYLOAD: i32 = -38001;
-pub const UNSUPPORTED_FORK: i32 = -38005;
-pub const TOO_LARGE_REQUEST: i32 = -38004;
-pub const INVALID_PARAMS: i32 = -32602;
-pub const INTERNAL_ERROR: i32 = -32603;
+// The Engine API's own error codes (execution-apis `src/engine/common.md`). alloy names
+// only -38002 and -38003, used from there; JSON-RPC's codes come from jsonrpsee.
+use jsonrpsee::types::error::{INTERNAL_ERROR_CODE as INTERNAL_ERROR, INVALID_PARAMS_CODE as INVALID_PARAMS};
+/// `-38001 Unknown payload`: no payload is being built under that id.
+pub(crate) const UNKNOWN_PAYLOAD: i32 = -38001;
+/// `-38004 Too large request`: more bodies asked for than one response may carry.
+pub(crate) const TOO_LARGE_REQUEST: i32 = -38004;
+/// `-38005 Unsupported fork`: the method version does not serve the payload's fork.
+pub(crate) const UNSUPPORTED_FORK: i32 = -38005;
 
-pub const CAPABILITIES: &[&str] = &[
+/// The Engine API methods this node serves, as `engine_exchangeCapabilities` lists them.
+pub(crate) const CAPABILITIES: &[&str] = &[
     "engine_exchangeCapabilities",
     "engine_newPayloadV3",
     "engine_newPayloadV4",
@@ -403,7 +408,8 @@ fn body_json(node: &Node, hash: &B256) -> Result<Value, ErrorObjectOwned> {
     Ok(json!({ "transactions": txs, "withdrawals": body.withdrawals, "blockAccessList": bal }))
 }
 
-pub fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
+/// The Engine API methods (the ones in [`CAPABILITIES`]) over the shared node state.
+pub(crate) fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
     let mut m = RpcModule::new(node);
     let reg = |m: &mut RpcModule<Arc<Node>>, name: &'static str, f: fn(&Node, Params) -> Result<Value, ErrorObjectOwned>| {
         m.register_blocking_method(name, move |params, node, _| f(&node, params)).expect("method names are unique");

@@ -9,7 +9,7 @@ use jsonrpsee::RpcModule;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-const INVALID_PARAMS: i32 = -32602;
+use jsonrpsee::types::error::INVALID_PARAMS_CODE as INVALID_PARAMS;
 const SERVER_ERROR: i32 = -32000;
 
 fn err(code: i32, message: impl Into<String>) -> ErrorObjectOwned {
@@ -82,7 +82,8 @@ fn address_and_tag(params: &Params) -> Result<(Address, Option<Value>), ErrorObj
     Ok((address, raw.get(1).cloned()))
 }
 
-pub fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
+/// The unauthenticated `eth_`, `net_` and `web3_` methods over the shared node state.
+pub(crate) fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
     let mut m = RpcModule::new(node);
     let reg = |m: &mut RpcModule<Arc<Node>>, name: &'static str, f: fn(&Node, Params) -> Result<Value, ErrorObjectOwned>| {
         m.register_blocking_method(name, move |params, node, _| f(&node, params)).expect("method names are unique");

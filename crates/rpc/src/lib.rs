@@ -1,8 +1,7 @@
-//! The node's RPC servers: the Engine API (JWT-authenticated) and the public `eth_` API,
-//! both JSON-RPC over HTTP on jsonrpsee, plus the Prometheus metrics endpoint.
+#![doc = include_str!("../README.md")]
 
-pub mod engine;
-pub mod eth;
+mod engine;
+mod eth;
 pub mod jwt;
 pub mod node;
 pub mod server;

@@ -13,18 +13,19 @@ use parking_lot::Mutex;
 use quick_cache::unsync::Cache;
 
 /// Side-chain blocks kept for a later fork choice. A reorg deeper than this needs sync.
-pub const MAX_SIDE_BLOCKS: usize = 256;
+pub(crate) const MAX_SIDE_BLOCKS: usize = 256;
 /// Invalid blocks remembered, so their descendants are answered without execution.
-pub const MAX_INVALID_BLOCKS: usize = 512;
+pub(crate) const MAX_INVALID_BLOCKS: usize = 512;
 /// Built payloads kept for `engine_getPayload`.
-pub const MAX_BUILT_PAYLOADS: usize = 64;
+pub(crate) const MAX_BUILT_PAYLOADS: usize = 64;
 
 /// A payload built for `engine_getPayload`.
 #[derive(Clone)]
 pub struct BuiltPayload {
-    pub block: BlockWithBal,
+    /// The built block with its BAL (from Amsterdam on).
+    pub(crate) block: BlockWithBal,
     /// The EIP-7685 requests the header's `requests_hash` commits to (type-prefixed).
-    pub requests: Vec<Bytes>,
+    pub(crate) requests: Vec<Bytes>,
 }
 
 impl BuiltPayload {
@@ -38,36 +39,36 @@ impl BuiltPayload {
 
 /// Why a block is invalid, and the newest valid block on its chain.
 #[derive(Debug, Clone)]
-pub struct InvalidBlock {
-    pub latest_valid: B256,
-    pub reason: String,
+pub(crate) struct InvalidBlock {
+    /// The newest valid ancestor: the `latestValidHash` of the INVALID status.
+    pub(crate) latest_valid: B256,
+    /// The `validationError` text: the EF exception name, `: ` and the details.
+    pub(crate) reason: String,
 }
 
 /// Blocks whose parent was not the head when they arrived; executed when a fork choice
 /// makes their branch canonical. The least recently used are dropped first.
-pub struct SideBlocks(Cache<B256, BlockWithBal>);
+pub(crate) struct SideBlocks(Cache<B256, BlockWithBal>);
 
 impl SideBlocks {
     fn new() -> Self {
         Self(Cache::new(MAX_SIDE_BLOCKS))
     }
-    pub fn insert(&mut self, block: BlockWithBal) {
+    /// Keeps `block` under its hash; a full cache evicts another block to make room.
+    pub(crate) fn insert(&mut self, block: BlockWithBal) {
         self.0.insert(block.hash(), block);
     }
-    pub fn contains(&self, hash: &B256) -> bool {
+    /// Whether a block with this hash is kept.
+    pub(crate) fn contains(&self, hash: &B256) -> bool {
         self.0.contains_key(hash)
     }
-    pub fn get(&self, hash: &B256) -> Option<&BlockWithBal> {
+    /// The block with this hash, if kept.
+    pub(crate) fn get(&self, hash: &B256) -> Option<&BlockWithBal> {
         self.0.get(hash)
     }
-    pub fn retain(&mut self, keep: impl Fn(&B256, &BlockWithBal) -> bool) {
+    /// Drops every block for which `keep` returns false.
+    pub(crate) fn retain(&mut self, keep: impl Fn(&B256, &BlockWithBal) -> bool) {
         self.0.retain(|h, b| keep(h, b));
-    }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 
@@ -78,23 +79,19 @@ impl BlockSource for SideBlocks {
 }
 
 /// Verdicts on blocks found invalid, by hash.
-pub struct InvalidBlocks(Cache<B256, InvalidBlock>);
+pub(crate) struct InvalidBlocks(Cache<B256, InvalidBlock>);
 
 impl InvalidBlocks {
     fn new() -> Self {
         Self(Cache::new(MAX_INVALID_BLOCKS))
     }
-    pub fn insert(&mut self, hash: B256, verdict: InvalidBlock) {
+    /// Records the verdict on `hash`; a full cache evicts another verdict to make room.
+    pub(crate) fn insert(&mut self, hash: B256, verdict: InvalidBlock) {
         self.0.insert(hash, verdict);
     }
-    pub fn get(&self, hash: &B256) -> Option<InvalidBlock> {
+    /// The verdict on `hash`, if remembered.
+    pub(crate) fn get(&self, hash: &B256) -> Option<InvalidBlock> {
         self.0.get(hash).cloned()
-    }
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 
@@ -102,18 +99,24 @@ impl InvalidBlocks {
 /// `write_lock` first and each of the other locks only for one statement, never two of
 /// them at once: no lock is ever taken while the same thread holds it.
 pub struct Node {
+    /// The chain: store, configuration and the import pipeline every payload goes through.
     pub chain: Blockchain,
-    pub pending: Mutex<SideBlocks>,
-    pub invalid: Mutex<InvalidBlocks>,
+    /// Side-branch blocks not executed yet.
+    pub(crate) pending: Mutex<SideBlocks>,
+    /// Verdicts on blocks found invalid.
+    pub(crate) invalid: Mutex<InvalidBlocks>,
+    /// Payloads built for `engine_getPayload`, by payload id; a bounded cache, so an old
+    /// payload may have been evicted.
     pub payloads: Mutex<Cache<PayloadId, BuiltPayload>>,
     /// Serialises everything that moves the head or writes blocks.
-    pub write_lock: Mutex<()>,
+    pub(crate) write_lock: Mutex<()>,
     /// How many committed blocks may still be waiting for the disk when
     /// `forkchoiceUpdated` answers VALID (0: the head is synced to disk first).
-    pub persistence_lag: u64,
+    pub(crate) persistence_lag: u64,
 }
 
 impl Node {
+    /// Node state over `chain` with empty caches and a persistence lag of 0.
     pub fn new(chain: Blockchain) -> Self {
         Self {
             chain,
@@ -132,11 +135,12 @@ impl Node {
     }
 
     /// The verdict on `hash`, if it is known invalid.
-    pub fn invalid_verdict(&self, hash: &B256) -> Option<InvalidBlock> {
+    pub(crate) fn invalid_verdict(&self, hash: &B256) -> Option<InvalidBlock> {
         self.invalid.lock().get(hash)
     }
 
-    pub fn mark_invalid(&self, hash: B256, verdict: InvalidBlock) {
+    /// Remembers that `hash` is invalid, and why.
+    pub(crate) fn mark_invalid(&self, hash: B256, verdict: InvalidBlock) {
         self.invalid.lock().insert(hash, verdict);
     }
 }

@@ -12,13 +12,25 @@ use tower_http::validate_request::ValidateRequestHeaderLayer;
 const ENGINE_MAX_BODY: u32 = 128 * 1024 * 1024;
 const HTTP_MAX_BODY: u32 = 10 * 1024 * 1024;
 
+/// The servers [`start`] launched; [`serve`] runs them until shutdown.
 pub struct RunningServers {
+    /// The JWT-authenticated server (Engine API plus the `eth_` methods).
     pub auth: ServerHandle,
+    /// The address the authenticated server listens on (the bound port when 0 was asked for).
     pub auth_addr: SocketAddr,
+    /// The public `eth_` server and the address it listens on, when one was requested.
     pub http: Option<(ServerHandle, SocketAddr)>,
 }
 
+/// Binds and starts the Engine API server on `auth_addr` (requests without a valid JWT
+/// signed with `secret` get HTTP 401) and, with `http_addr`, the public `eth_` server.
+/// Port 0 binds any free port; the actual addresses are in the result.
+///
+/// # Errors
+/// [`ServerError::Bind`] when an address cannot be bound, [`ServerError::Setup`] when the
+/// RPC modules cannot be merged or a bound address cannot be read.
 pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, http_addr: Option<SocketAddr>) -> Result<RunningServers, ServerError> {
+    #[allow(clippy::result_large_err, reason = "tower-http's `custom` validator returns the rejection `Response` by value")]
     let auth_layer = ValidateRequestHeaderLayer::custom(move |request: &mut http::Request<jsonrpsee::server::HttpBody>| {
         let header = request.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
         match secret.validate_header(header) {
@@ -92,12 +104,24 @@ pub async fn serve(node: Arc<Node>, servers: RunningServers, shutdown: impl std:
     node.chain.store.flush().map_err(|e| ServerError::Persistence(e.to_string()))
 }
 
+/// Why the RPC servers could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// A database write failed (the store's message); the servers were stopped.
     #[error("writing a block to the database failed ({0}); stopped instead of serving blocks that would be lost on restart. The database holds every block up to the last one written; restart the node to resume from there")]
     Persistence(String),
+    /// A server could not listen on its address.
     #[error("binding the {what} to {addr}: {reason}")]
-    Bind { what: &'static str, addr: SocketAddr, reason: String },
+    Bind {
+        /// Which server: `"Engine API"` or `"HTTP API"`.
+        what: &'static str,
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The error from binding.
+        reason: String,
+    },
+    /// Building the servers failed (method registration, reading the bound address, or
+    /// spawning the watch thread).
     #[error("setting up the RPC server: {0}")]
     Setup(String),
 }

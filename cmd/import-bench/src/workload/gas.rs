@@ -10,28 +10,28 @@
 use ethrex_common::Fork;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Costs {
+pub(crate) struct Costs {
     /// Cold SSTORE zero -> non-zero (regular + state gas).
-    pub slot_new: u64,
+    pub(crate) slot_new: u64,
     /// Cold SSTORE non-zero -> non-zero.
-    pub slot_update: u64,
+    pub(crate) slot_update: u64,
     /// Creating an account (value transfer to an empty account).
-    pub new_account: u64,
+    pub(crate) new_account: u64,
     /// CREATE/CREATE2 base cost, including the new account.
-    pub create: u64,
+    pub(crate) create: u64,
     /// Code deposit per byte (including hashing).
-    pub code_byte: u64,
+    pub(crate) code_byte: u64,
     /// Intrinsic cost per EIP-7702 authorization (charged as if the authority were empty).
-    pub auth: u64,
+    pub(crate) auth: u64,
     /// Calldata floor per byte (EIP-7623 / EIP-7976), for the worst case of non-zero bytes.
-    pub floor_byte: u64,
+    pub(crate) floor_byte: u64,
     /// Access-list intrinsic costs per address and per storage key.
-    pub al_address: u64,
-    pub al_key: u64,
+    pub(crate) al_address: u64,
+    pub(crate) al_key: u64,
 }
 
 impl Costs {
-    pub fn for_fork(fork: Fork) -> Self {
+    pub(crate) fn for_fork(fork: Fork) -> Self {
         if fork >= Fork::Amsterdam {
             // EIP-8037: state gas = bytes * 1530 (cost per state byte), on top of the
             // regular part.
@@ -65,7 +65,7 @@ impl Costs {
     /// Limit for a transaction with `data_len` bytes of calldata whose execution (beyond
     /// the intrinsic 21000 + calldata + `extra_intrinsic`) costs at most `exec`: the larger
     /// of the standard charge and the calldata floor, plus a 20% margin.
-    pub fn limit(&self, data_len: usize, extra_intrinsic: u64, exec: u64) -> u64 {
+    pub(crate) fn limit(&self, data_len: usize, extra_intrinsic: u64, exec: u64) -> u64 {
         let data = data_len as u64;
         let standard = 21_000 + 16 * data + extra_intrinsic + exec;
         let floor = 21_000 + self.floor_byte * data + extra_intrinsic;
@@ -74,7 +74,7 @@ impl Costs {
     }
 
     /// Intrinsic cost of a contract-creation transaction beyond 21000 + calldata.
-    pub fn create_tx_intrinsic(&self, initcode_len: usize) -> u64 {
+    pub(crate) fn create_tx_intrinsic(&self, initcode_len: usize) -> u64 {
         self.create + 2 * (initcode_len as u64).div_ceil(32)
     }
 }

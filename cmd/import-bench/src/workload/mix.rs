@@ -50,7 +50,7 @@ pub(crate) struct Profile {
 }
 
 impl Profile {
-    pub fn for_fork(fork: Fork) -> Self {
+    pub(crate) fn for_fork(fork: Fork) -> Self {
         if fork >= Fork::Amsterdam {
             Profile { writer_fresh_pct: 20, writer_fresh_n: 4..=16, writer_overwrite_n: 16..=160, router_pct: 50 }
         } else {
@@ -74,11 +74,11 @@ enum Kind {
 
 /// A transaction chosen but not yet given nonces or signatures.
 pub(crate) struct Planned {
-    pub kind: &'static str,
-    pub sender: usize,
-    pub tx: TypedTransaction,
+    pub(crate) kind: &'static str,
+    pub(crate) sender: usize,
+    pub(crate) tx: TypedTransaction,
     /// (authority sender index, authorization); nonces filled in at commit.
-    pub auths: Vec<(usize, Authorization)>,
+    pub(crate) auths: Vec<(usize, Authorization)>,
 }
 
 impl Planned {
@@ -88,7 +88,7 @@ impl Planned {
     }
 
     /// Signs the authorizations and the transaction.
-    pub fn sign(self, senders: &[Sender]) -> Transaction {
+    pub(crate) fn sign(self, senders: &[Sender]) -> Transaction {
         let mut tx = self.tx;
         if let TypedTransaction::Eip7702(t) = &mut tx {
             t.authorization_list =
@@ -161,6 +161,7 @@ impl Workload {
         a
     }
 
+    #[allow(clippy::too_many_arguments, reason = "one parameter per transaction field the callers vary")]
     fn build(&self, ty: Ty, to: TxKind, value: U256, input: Bytes, gas_limit: u64, access_list: AccessList, fee: Fee) -> TypedTransaction {
         let chain_id = self.config.chain_id;
         match ty {

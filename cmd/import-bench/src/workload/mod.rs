@@ -18,7 +18,7 @@
 //! `ethrex_blockchain::system_contracts`.
 
 mod accounts;
-pub mod contracts;
+pub(crate) mod contracts;
 mod gas;
 mod mix;
 mod zipf;
@@ -26,9 +26,9 @@ mod zipf;
 #[cfg(test)]
 mod tests;
 
-pub use accounts::{derive, derive_address};
-pub use ethrex_blockchain::system_contracts::system_contracts;
-pub use zipf::Zipf;
+pub(crate) use accounts::{derive, derive_address};
+pub(crate) use ethrex_blockchain::system_contracts::system_contracts;
+pub(crate) use zipf::Zipf;
 
 use accounts::Sender;
 use alloy_primitives::{Address, Bytes, U256};
@@ -40,22 +40,22 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]
-pub struct WorkloadConfig {
-    pub seed: u64,
-    pub fork: Fork,
-    pub chain_id: u64,
+pub(crate) struct WorkloadConfig {
+    pub(crate) seed: u64,
+    pub(crate) fork: Fork,
+    pub(crate) chain_id: u64,
     /// Block gas limit the blocks are built with.
-    pub gas_limit: u64,
+    pub(crate) gas_limit: u64,
     /// Transactions per block, drawn uniformly from [min_txs, max_txs].
-    pub min_txs: usize,
-    pub max_txs: usize,
+    pub(crate) min_txs: usize,
+    pub(crate) max_txs: usize,
 }
 
 /// Funded senders (keys known). Mainnet-like: most traffic from a long tail, some from a
 /// few hot accounts (see `Workload::pick_sender`).
-pub const SENDERS: usize = 4096;
+pub(crate) const SENDERS: usize = 4096;
 /// Token holders without keys: the usual recipients of transfers.
-pub const HOLDERS: usize = 12288;
+pub(crate) const HOLDERS: usize = 12288;
 /// 1M ether per sender: no sender can run out over a fixture's length.
 const SENDER_ETH: u128 = 1_000_000 * ETHER;
 const HOLDER_ETH: u128 = ETHER;
@@ -65,9 +65,9 @@ const SENDER_TOKENS: u128 = 1_000_000_000_000 * ETHER;
 /// Each side of each pool at genesis.
 const POOL_RESERVE: u128 = 1_000_000_000 * ETHER;
 /// Blob transactions per block carry at most this many blobs together.
-pub const MAX_BLOBS_PER_BLOCK: usize = 6;
+pub(crate) const MAX_BLOBS_PER_BLOCK: usize = 6;
 
-pub struct Workload {
+pub(crate) struct Workload {
     config: WorkloadConfig,
     costs: Costs,
     profile: mix::Profile,
@@ -92,7 +92,7 @@ pub struct Workload {
 }
 
 impl Workload {
-    pub fn new(config: WorkloadConfig) -> Self {
+    pub(crate) fn new(config: WorkloadConfig) -> Self {
         assert!(config.min_txs <= config.max_txs && config.max_txs > 0, "bad tx count range");
         let seed = config.seed;
         let senders: Vec<Sender> = (0..SENDERS as u64).into_par_iter().map(|i| Sender::derive(seed, i)).collect();
@@ -117,28 +117,21 @@ impl Workload {
         }
     }
 
-    pub fn config(&self) -> &WorkloadConfig {
-        &self.config
-    }
-
     /// Where the workload's contracts live.
-    pub fn addresses(&self) -> &Addresses {
+    #[cfg(test)]
+    pub(crate) fn addresses(&self) -> &Addresses {
         &self.addrs
     }
 
-    /// Addresses of the funded senders, in index order.
-    pub fn sender_addresses(&self) -> Vec<Address> {
-        self.senders.iter().map(|s| s.address).collect()
-    }
-
     /// The kind of each transaction `next_block` returned last ("erc20", "swap", ...).
-    pub fn last_block_kinds(&self) -> &[&'static str] {
+    #[cfg(test)]
+    pub(crate) fn last_block_kinds(&self) -> &[&'static str] {
         &self.last_kinds
     }
 
     /// Funded EOAs and pre-deployed contracts with their initial storage. The system
     /// contracts are not included (see `system_contracts()`).
-    pub fn genesis_alloc(&self) -> BTreeMap<Address, GenesisAccount> {
+    pub(crate) fn genesis_alloc(&self) -> BTreeMap<Address, GenesisAccount> {
         use contracts::*;
         let mut alloc = BTreeMap::new();
         for s in &self.senders {
@@ -218,7 +211,7 @@ impl Workload {
 
     /// Signed transactions for block `number`, given that block's base fee and blob base
     /// fee (wei). Must be called once per block, in order: it advances the nonces.
-    pub fn next_block(&mut self, number: u64, base_fee: u64, blob_base_fee: u128) -> Vec<Transaction> {
+    pub(crate) fn next_block(&mut self, number: u64, base_fee: u64, blob_base_fee: u128) -> Vec<Transaction> {
         let planned = self.plan_block(number, base_fee, blob_base_fee);
         self.last_kinds = planned.iter().map(|p| p.kind).collect();
         let senders = &self.senders;

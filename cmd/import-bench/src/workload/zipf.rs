@@ -9,7 +9,7 @@
 use rand::Rng;
 
 #[derive(Debug, Clone)]
-pub struct Zipf {
+pub(crate) struct Zipf {
     /// Cumulative integer weights; sampling draws an integer below the total, so the
     /// draw itself involves no floating point.
     cumulative: Vec<u64>,
@@ -17,7 +17,7 @@ pub struct Zipf {
 
 impl Zipf {
     /// `n` ranks, exponent `s` (a non-negative multiple of 0.5).
-    pub fn new(n: usize, s: f64) -> Self {
+    pub(crate) fn new(n: usize, s: f64) -> Self {
         assert!(n > 0, "Zipf over zero items");
         let halves = s * 2.0;
         assert!(halves >= 0.0 && halves.fract() == 0.0, "Zipf exponent {s} is not a multiple of 0.5");
@@ -49,16 +49,8 @@ impl Zipf {
         Self { cumulative }
     }
 
-    pub fn len(&self) -> usize {
-        self.cumulative.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.cumulative.is_empty()
-    }
-
     /// A 0-based rank: 0 is the most popular.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
         let total = *self.cumulative.last().expect("non-empty");
         let x = rng.random_range(0..total);
         // First rank whose cumulative weight exceeds x.
