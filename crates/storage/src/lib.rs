@@ -1,9 +1,4 @@
-//! Persistent store: chain data (headers, bodies, receipts, BALs, canonical index),
-//! flat state of the head block (accounts, storage, code), trie nodes and per-block change
-//! sets, over one of three key-value backends chosen at run time.
-//!
-//! A block is committed with one `WriteBatch`, so a crash or a rejected block never leaves
-//! part of a block behind. Batches reach the disk in the background, in order (`persist`).
+#![doc = include_str!("../README.md")]
 
 pub mod backend;
 pub mod changeset;
