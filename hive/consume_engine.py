@@ -4,12 +4,18 @@
 For every blockchain test fixture under the given paths, start a fresh
 `ethrex node` on free loopback ports, import the fixture's blocks through the
 Engine API (engine_newPayloadVn + engine_forkchoiceUpdatedVn) and check every
-verdict. Plain `blockchain_test` fixtures are converted to payloads on the fly;
-`blockchain_test_engine` fixtures are replayed as given.
+verdict strictly: an invalid block must be INVALID for one of the fixture's
+exceptions, a JSON-RPC error passes only where the fixture names its errorCode,
+and the final head must be the fixture's lastblockhash. Plain `blockchain_test`
+fixtures are converted to payloads on the fly (execution requests rebuilt from
+the receipts); `blockchain_test_engine` fixtures are replayed as given. Entries
+of other formats are reported as skipped, with the reason.
 
 Output: progress on stderr; on stdout one `FAIL name: reason` line per failure,
-one `SKIP name: reason` per skipped test, then `K skipped` and, last,
-`N passed, M failed`. Exit code 0 only if nothing failed and something passed.
+one `SKIP name: reason` per skipped test, one `NOTE name: ...` per block that
+was not sent (and why that is its expected rejection), then `K skipped` and,
+last, `N passed, M failed`. Exit code 0 only if nothing failed and something
+passed.
 
 Standard library only, on purpose: the runner must not depend on the client's
 code or on anything that has to be installed.
@@ -53,9 +59,6 @@ def parse_args(argv):
                         help="timeout of a single JSON-RPC call (default 30)")
     parser.add_argument("--node-arg", action="append", default=[], metavar="ARG",
                         help="extra argument appended to `ethrex node` (repeatable)")
-    parser.add_argument("--strict-errors", action="store_true",
-                        help="like Hive: a JSON-RPC error answering an invalid block fails the "
-                        "test unless the fixture expects that errorCode")
     parser.add_argument("--max-start-failures", type=int, default=3, metavar="N",
                         help="stop (failing the remaining tests) after N node start failures "
                         "in a row (default 3; 0 = never stop)")
@@ -73,7 +76,7 @@ def main(argv=None) -> int:
 
     tests = fixtures.discover(args.paths, args.substrings)
     if not tests:
-        print("error: no blockchain tests found", file=sys.stderr)
+        print("error: no tests found" + (" matching -k" if args.substrings else ""), file=sys.stderr)
     opts = Options(
         binary=binary,
         db=args.db,
@@ -82,7 +85,6 @@ def main(argv=None) -> int:
         keep_logs=args.keep_logs,
         verbose=args.verbose,
         extra_args=args.node_arg,
-        strict_errors=args.strict_errors,
     )
 
     results = []
@@ -103,6 +105,8 @@ def main(argv=None) -> int:
         if result.reason:
             line += f": {result.reason}"
         print(line, file=sys.stderr, flush=True)
+        for note in result.unsent:
+            print(f"    note: {note}", file=sys.stderr)
         if args.verbose:
             for note in result.notes:
                 print(f"    note: {note}", file=sys.stderr)
@@ -115,6 +119,9 @@ def main(argv=None) -> int:
         print(f"FAIL {r.name}: {r.reason}")
     for r in skipped:
         print(f"SKIP {r.name}: {r.reason}")
+    for r in results:
+        for note in r.unsent:
+            print(f"NOTE {r.name}: {note}")
     print(f"{len(skipped)} skipped")
     print(f"{passed} passed, {len(failed)} failed")
     return 0 if not failed and passed > 0 else 1

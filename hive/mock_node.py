@@ -8,6 +8,12 @@ Engine API and eth JSON-RPC, with behaviour steered by environment variables:
 
   MOCK_GENESIS_HASH     hash eth_getBlockByNumber("0x0") reports (required)
   MOCK_INVALID_HASHES   comma-separated block hashes answered INVALID
+  MOCK_VALIDATION_ERROR the validationError of those INVALID answers
+                        (default "mock: block listed as invalid")
+  MOCK_RPC_ERROR_HASHES comma-separated block hashes answered with a JSON-RPC
+                        error instead (code MOCK_RPC_ERROR_CODE, default -32602)
+  MOCK_IGNORE_FCU       "1": forkchoiceUpdated answers VALID but the head stays
+                        (eth_getBlockByNumber("latest") keeps the old head)
   MOCK_MODE             "exit" (exit 3 at once), "hang" (never listen),
                         otherwise serve normally
   MOCK_RECORD           file to append every received request to (JSON lines)
@@ -38,13 +44,22 @@ def b64d(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _hashes(variable: str) -> set:
+    return {h.lower() for h in os.environ.get(variable, "").split(",") if h}
+
+
 class State:
     def __init__(self, genesis_hash: str, invalid: set, record: str | None):
         self.known = {genesis_hash.lower()}
+        self.numbers = {genesis_hash.lower(): 0}
         self.genesis_hash = genesis_hash
         self.invalid = invalid
         self.record = record
         self.head = genesis_hash
+        self.validation_error = os.environ.get("MOCK_VALIDATION_ERROR", "mock: block listed as invalid")
+        self.rpc_error = _hashes("MOCK_RPC_ERROR_HASHES")
+        self.rpc_error_code = int(os.environ.get("MOCK_RPC_ERROR_CODE", "-32602"))
+        self.ignore_fcu = os.environ.get("MOCK_IGNORE_FCU") == "1"
         self.lock = threading.Lock()
 
 
@@ -93,7 +108,12 @@ def make_handler(state: State, secret: bytes | None):
             if method == "eth_blockNumber":
                 return "0x0"
             if method == "eth_getBlockByNumber":
-                return {"hash": state.genesis_hash, "number": "0x0"} if params[0] == "0x0" else None
+                if params[0] == "0x0":
+                    return {"hash": state.genesis_hash, "number": "0x0"}
+                if params[0] == "latest":
+                    with state.lock:
+                        return {"hash": state.head, "number": hex(state.numbers.get(state.head.lower(), 0))}
+                return None
             if method == "engine_exchangeCapabilities":
                 return ["engine_newPayloadV5", "engine_forkchoiceUpdatedV4"]
             if method.startswith("engine_newPayloadV"):
@@ -104,13 +124,16 @@ def make_handler(state: State, secret: bytes | None):
                 if version >= 5 and ("blockAccessList" not in payload or "slotNumber" not in payload):
                     raise RpcFail(-32602, "missing blockAccessList/slotNumber")
                 block_hash = payload["blockHash"].lower()
+                if block_hash in state.rpc_error:
+                    raise RpcFail(state.rpc_error_code, "mock: error listed for this block")
                 with state.lock:
                     if payload["parentHash"].lower() not in state.known:
                         return {"status": "SYNCING", "latestValidHash": None, "validationError": None}
                     if block_hash in state.invalid:
                         return {"status": "INVALID", "latestValidHash": payload["parentHash"],
-                                "validationError": "mock: block listed as invalid"}
+                                "validationError": state.validation_error}
                     state.known.add(block_hash)
+                    state.numbers[block_hash] = int(payload["blockNumber"], 16)
                 return {"status": "VALID", "latestValidHash": block_hash, "validationError": None}
             if method.startswith("engine_forkchoiceUpdatedV"):
                 head = params[0]["headBlockHash"].lower()
@@ -118,7 +141,8 @@ def make_handler(state: State, secret: bytes | None):
                     if head not in state.known:
                         status = {"status": "SYNCING", "latestValidHash": None, "validationError": None}
                     else:
-                        state.head = head
+                        if not state.ignore_fcu:
+                            state.head = head
                         status = {"status": "VALID", "latestValidHash": head, "validationError": None}
                 return {"payloadStatus": status, "payloadId": None}
             raise RpcFail(-32601, f"method {method} not found")
@@ -153,8 +177,7 @@ def main():
         json.load(fh)  # must be valid JSON
     with open(getattr(args, "authrpc.jwtsecret")) as fh:
         secret = bytes.fromhex(fh.read().strip().removeprefix("0x"))
-    state = State(os.environ["MOCK_GENESIS_HASH"],
-                  {h.lower() for h in os.environ.get("MOCK_INVALID_HASHES", "").split(",") if h},
+    state = State(os.environ["MOCK_GENESIS_HASH"], _hashes("MOCK_INVALID_HASHES"),
                   os.environ.get("MOCK_RECORD"))
     servers = [
         ThreadingHTTPServer((getattr(args, "authrpc.addr"), int(getattr(args, "authrpc.port"))),

@@ -28,11 +28,15 @@ sys.dont_write_bytecode = True  # keep __pycache__ out of the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from engine_runner import bal, fixtures, jwt, payload, rlp  # noqa: E402
+from engine_runner import bal, exceptions, fixtures, jwt, payload, requests, rlp  # noqa: E402
 from engine_runner.keccak import keccak256, sha3_256  # noqa: E402
 
 FIXTURES = os.environ.get(
     "EEST_FIXTURES", os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "fixtures", "eest")
+)
+GLAMSTERDAM = os.environ.get(
+    "EEST_GLAMSTERDAM_FIXTURES",
+    os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "fixtures", "eest-glamsterdam"),
 )
 SCRIPT = os.path.join(HERE, "consume_engine.py")
 MOCK = os.path.join(HERE, "mock_node.py")
@@ -309,8 +313,9 @@ class PayloadTest(unittest.TestCase):
         with self.assertRaises(payload.SkipTest):
             payload.build_call(block, fixtures.fork_schedule("Amsterdam"))
         bad = {"rlp": "0xf9ffff00", "expectException": "BlockException.RLP_STRUCTURES_ENCODING"}
-        with self.assertRaises(payload.SkipBlock):
+        with self.assertRaises(payload.SkipBlock) as caught:
             payload.build_call(bad, fixtures.fork_schedule("Amsterdam"))
+        self.assertEqual(caught.exception.what, exceptions.BLOCK_RLP)
         with self.assertRaises(ValueError):
             payload.build_call({"rlp": "0xf9ffff00"}, fixtures.fork_schedule("Amsterdam"))
 
@@ -358,6 +363,141 @@ class JWTTest(unittest.TestCase):
         self.assertRegex(jwt.secret_to_hex(jwt.new_secret()), r"^0x[0-9a-f]{64}$")
 
 
+# What ethrex answers for a block whose BAL does not match its execution
+# (crates/rpc/src/engine.rs `verdict_text` over BlockError::BalMismatch).
+NODE_BAL_MISMATCH = ("BlockException.INVALID_BLOCK_ACCESS_LIST: block access list does not match "
+                     "execution: account 0x00 nonce changes differ")
+
+
+class ExceptionsTest(unittest.TestCase):
+    def test_decode_failures_satisfy_only_decode_class_names(self):
+        rlp_yes = ["BlockException.RLP_STRUCTURES_ENCODING", "BlockException.RLP_WITHDRAWALS_NOT_READ",
+                   "BlockException.INCORRECT_BLOCK_FORMAT", "TransactionException.TYPE_NOT_SUPPORTED",
+                   "BlockException.INVALID_BAL_HASH|BlockException.RLP_STRUCTURES_ENCODING"]
+        rlp_no = ["BlockException.RLP_BLOCK_LIMIT_EXCEEDED", "BlockException.INVALID_BLOCK_ACCESS_LIST",
+                  "BlockException.INVALID_BAL_HASH|BlockException.INVALID_BLOCK_HASH",
+                  "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS", "RLP_STRUCTURES_ENCODING", "", None]
+        for name in rlp_yes:
+            self.assertTrue(exceptions.decode_failure_satisfies(exceptions.BLOCK_RLP, name), name)
+        for name in rlp_no:
+            self.assertFalse(exceptions.decode_failure_satisfies(exceptions.BLOCK_RLP, name), name)
+        for name in ["BlockException.INVALID_BLOCK_ACCESS_LIST", "BlockException.INCORRECT_BLOCK_FORMAT"]:
+            self.assertTrue(exceptions.decode_failure_satisfies(exceptions.BAL, name), name)
+        for name in ["BlockException.INVALID_BAL_HASH", "BlockException.RLP_STRUCTURES_ENCODING",
+                     "BlockException.BLOCK_ACCESS_LIST_GAS_LIMIT_EXCEEDED"]:
+            self.assertFalse(exceptions.decode_failure_satisfies(exceptions.BAL, name), name)
+
+    def test_node_messages_map_to_their_rules(self):
+        """Texts as the node writes them (error.rs Display, engine.rs prefixes)."""
+        cases = [
+            (NODE_BAL_MISMATCH, "BlockException.INVALID_BLOCK_ACCESS_LIST"),
+            ("block access list does not match execution: x", "BlockException.INVALID_BLOCK_ACCESS_LIST"),
+            ("BlockException.INVALID_BLOCK_HASH: block hash 0xab does not match the payload (0xcd)",
+             "BlockException.INVALID_BLOCK_HASH"),
+            ("block access list hash 0x01 does not match header 0x02", "BlockException.INVALID_BAL_HASH"),
+            ("block access list has 900 items, over the cap for gas limit 30000000",
+             "BlockException.BLOCK_ACCESS_LIST_GAS_LIMIT_EXCEEDED"),
+            ("BlockException.INCORRECT_BLOCK_FORMAT: block access list is malformed: accounts not sorted",
+             "BlockException.INCORRECT_BLOCK_FORMAT"),
+            ("block access list is malformed: duplicate account", "BlockException.INVALID_BLOCK_ACCESS_LIST"),
+            ("transaction 0 is invalid: lack of funds (10) for max fee (20)",
+             "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS"),
+            ("transaction 1 is invalid: nonce 5 too low, expected 6", "TransactionException.NONCE_MISMATCH_TOO_LOW"),
+            ("state root mismatch: header 0x1, computed 0x2", "BlockException.INVALID_STATE_ROOT"),
+            ("gas used mismatch: header 1, executed 2", "BlockException.INVALID_GAS_USED"),
+            ("requests hash mismatch: header None, executed 0x1", "BlockException.INVALID_REQUESTS"),
+            ("extra data is 33 bytes, over 32", "BlockException.EXTRA_DATA_TOO_BIG"),
+            ("BlockException.INVALID_BLOCK_ACCESS_LIST: x (ancestor 0x12 is invalid)",
+             "BlockException.INVALID_BLOCK_ACCESS_LIST"),
+        ]
+        for text, name in cases:
+            with self.subTest(text=text):
+                self.assertIn(name, exceptions.classify_validation_error(text))
+                ok, _ = exceptions.verdict_matches(text, f"BlockException.SOMETHING_ELSE|{name}")
+                self.assertTrue(ok)
+
+    def test_wrong_or_unknown_reasons_do_not_match(self):
+        self.assertFalse(exceptions.verdict_matches(NODE_BAL_MISMATCH, "BlockException.INVALID_BAL_HASH")[0])
+        self.assertFalse(exceptions.verdict_matches(
+            "transaction 0 is invalid: lack of funds (1) for max fee (2)",
+            "TransactionException.NONCE_MISMATCH_TOO_LOW")[0])
+        self.assertEqual(exceptions.classify_validation_error("mock: block listed as invalid"), frozenset())
+        self.assertFalse(exceptions.verdict_matches("mock: block listed as invalid",
+                                                    "BlockException.INVALID_BLOCK_ACCESS_LIST")[0])
+        self.assertFalse(exceptions.verdict_matches(None, "BlockException.INVALID_BLOCK_ACCESS_LIST")[0])
+        self.assertFalse(exceptions.verdict_matches(NODE_BAL_MISMATCH, "")[0])
+        # a prefix names one rule exactly: no partial-name matches
+        self.assertFalse(exceptions.verdict_matches("BlockException.INVALID_BLOCK_HASH: x",
+                                                    "BlockException.INVALID_BLOCK_HASHES")[0])
+
+
+def _abi_bytes_fields(fields):
+    """ABI encoding of a tuple of `bytes` values (the DepositEvent layout)."""
+    head, tail = b"", b""
+    offset = 32 * len(fields)
+    for value in fields:
+        head += (offset + len(tail)).to_bytes(32, "big")
+        padded = value + b"\x00" * (-len(value) % 32)
+        tail += len(value).to_bytes(32, "big") + padded
+    return head + tail
+
+
+class RequestsTest(unittest.TestCase):
+    def test_deposit_topic_is_the_event_signature(self):
+        self.assertEqual("0x" + keccak256(b"DepositEvent(bytes,bytes,bytes,bytes,bytes)").hex(),
+                         requests.DEPOSIT_EVENT_TOPIC)
+
+    def test_empty_hash(self):
+        self.assertEqual(requests.requests_hash([]), payload.EMPTY_REQUESTS_HASH)
+
+    def test_rebuilt_from_logs_with_queue_carry_over(self):
+        fields = [b"\x01" * 48, b"\x02" * 32, b"\x03" * 8, b"\x04" * 96, b"\x05" * 8]
+        deposit_log = {"address": requests.DEPOSIT_CONTRACT, "topics": [requests.DEPOSIT_EVENT_TOPIC],
+                       "data": "0x" + _abi_bytes_fields(fields).hex()}
+        withdrawal = lambda i: {"address": requests.WITHDRAWAL_REQUEST_PREDEPLOY, "topics": [],  # noqa: E731
+                                "data": "0x" + (bytes([i]) * 76).hex()}
+        consolidation = {"address": requests.CONSOLIDATION_REQUEST_PREDEPLOY, "topics": [],
+                         "data": "0x" + "07" * 116}
+        other = {"address": "0x" + "ff" * 20, "topics": [], "data": "0x" + "09" * 76}
+        block = {"transactions": [{}], "receipts": [
+            {"logs": [deposit_log, other] + [withdrawal(i) for i in range(18)]},
+            {"logs": [consolidation, consolidation, consolidation]},
+        ]}
+        tracker = requests.RequestTracker()
+        got = tracker.requests_for(block, commit=True)
+        self.assertEqual([r[0] for r in got], [0, 1, 2])
+        self.assertEqual(got[0][1:], b"".join(fields))
+        self.assertEqual(got[1][1:], b"".join(bytes([i]) * 76 for i in range(16)))
+        self.assertEqual(got[2][1:], bytes([7]) * 232)
+        # two withdrawals and one consolidation stay queued for the next block
+        following = tracker.requests_for({"receipts": []}, commit=False)
+        self.assertEqual(following, [b"\x01" + bytes([16]) * 76 + bytes([17]) * 76, b"\x02" + bytes([7]) * 116])
+        # commit=False left the queues alone
+        self.assertEqual(tracker.requests_for({"receipts": []}, commit=True), following)
+        self.assertEqual(tracker.requests_for({"receipts": []}, commit=True), [])
+        with self.assertRaises(requests.RequestsError):
+            tracker.requests_for({"transactions": [{}]}, commit=True)  # no receipts
+
+    def test_fixture_block_with_requests_is_sent_with_them(self):
+        path = os.path.join(GLAMSTERDAM, "block_access_lists_eip7002", "bal_7002_request_from_contract.json")
+        if not os.path.exists(path):
+            self.skipTest(f"{path} not found")
+        with open(path) as fh:
+            test = next(iter(json.load(fh).values()))
+        block = test["blocks"][0]
+        call = payload.build_call(block, fixtures.fork_schedule(test["network"]))
+        sent = [rlp.hex_to_bytes(r) for r in call.params[3]]
+        self.assertEqual([r[0] for r in sent], [1])
+        self.assertEqual(requests.requests_hash(sent), block["blockHeader"]["requestsHash"])
+        # a header that commits to other requests cannot be sent faithfully: skipped
+        items = rlp.decode(rlp.hex_to_bytes(block["rlp"]))
+        items[0][20] = b"\x22" * 32
+        with self.assertRaises(payload.SkipTest) as caught:
+            payload.build_call({**block, "rlp": "0x" + rlp.encode(items).hex()},
+                               fixtures.fork_schedule(test["network"]))
+        self.assertIn("requestsHash 0x" + "22" * 32, str(caught.exception))
+
+
 class EndToEndWithMockNode(unittest.TestCase):
     """consume_engine.py against mock_node.py: process handling, JWT, verdict logic."""
 
@@ -400,7 +540,8 @@ class EndToEndWithMockNode(unittest.TestCase):
         path, name, test = self._one_test_file("bal_invalid_nonce_value.json")
         invalid = [b["rlp_decoded"]["blockHeader"]["hash"] for b in test["blocks"] if "expectException" in b]
         env = {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"]}
-        proc, _ = self.run_cli([path], {**env, "MOCK_INVALID_HASHES": ",".join(invalid)})
+        proc, _ = self.run_cli([path], {**env, "MOCK_INVALID_HASHES": ",".join(invalid),
+                                        "MOCK_VALIDATION_ERROR": NODE_BAL_MISMATCH})
         self.assertEqual(proc.stdout.strip().splitlines()[-1], "1 passed, 0 failed", proc.stderr)
         proc, _ = self.run_cli([path], env)
         self.assertEqual(proc.stdout.strip().splitlines()[-1], "0 passed, 1 failed")
@@ -436,13 +577,16 @@ class EndToEndWithMockNode(unittest.TestCase):
             name, test = next(iter(json.load(fh).items()))
         schedule = fixtures.fork_schedule(test["network"])
         entries = []
+        invalid = []
         for block in test["blocks"]:
             call = payload.build_call(block, schedule)
+            if call.expect_invalid:
+                invalid.append(call.block_hash)
             entries.append({
                 "params": call.params,
                 "newPayloadVersion": call.method[-1],
                 "forkchoiceUpdatedVersion": str(call.fcu_version),
-                "validationError": None,
+                "validationError": block.get("expectException"),
                 "errorCode": None,
             })
         # a payload without its BAL must be refused with -32602
@@ -452,12 +596,15 @@ class EndToEndWithMockNode(unittest.TestCase):
         entries.insert(0, {**broken, "errorCode": "-32602", "validationError": None})
         engine = {k: v for k, v in test.items() if k != "blocks"}
         engine["engineNewPayloads"] = entries
+        engine["_info"] = {**test.get("_info", {}), "fixture-format": "blockchain_test_engine"}
         out = os.path.join(self.tmp, "engine.json")
         with open(out, "w") as fh:
             json.dump({name.replace("blockchain_test", "blockchain_test_engine"): engine}, fh)
         record = os.path.join(self.tmp, "record.jsonl")
         proc, _ = self.run_cli([out], {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"],
-                                       "MOCK_RECORD": record})
+                                       "MOCK_RECORD": record, "MOCK_INVALID_HASHES": ",".join(invalid),
+                                       "MOCK_VALIDATION_ERROR": "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS: "
+                                       "transaction 0 is invalid: lack of funds (0) for max fee (1)"})
         self.assertEqual(proc.stdout.strip().splitlines()[-1], "1 passed, 0 failed",
                          proc.stdout + proc.stderr)
         with open(record) as fh:
@@ -465,8 +612,170 @@ class EndToEndWithMockNode(unittest.TestCase):
         new_payloads = [r for r in sent if r["method"].startswith("engine_newPayload")]
         self.assertEqual([r["params"] for r in new_payloads], [e["params"] for e in entries])
         fcus = [r for r in sent if r["method"].startswith("engine_forkchoiceUpdated")]
-        self.assertEqual(len(fcus), 1 + len(test["blocks"]))
+        self.assertEqual(len(fcus), 1 + len(test["blocks"]) - len(invalid))
         self.assertTrue(all(r["method"] == "engine_forkchoiceUpdatedV4" for r in fcus))
+
+    # ---- strictness rules ----
+
+    def _write(self, entries, name="strict.json"):
+        out = os.path.join(self.tmp, name)
+        with open(out, "w") as fh:
+            json.dump(entries, fh)
+        return out
+
+    def _invalid_nonce(self):
+        path = find_fixture("bal_invalid_nonce_value.json")
+        if path is None:
+            self.skipTest("fixture bal_invalid_nonce_value.json not found")
+        with open(path) as fh:
+            name, test = next(iter(json.load(fh).items()))
+        invalid = [b["rlp_decoded"]["blockHeader"]["hash"] for b in test["blocks"] if "expectException" in b]
+        return name, test, invalid
+
+    def _last(self, proc):
+        return proc.stdout.strip().splitlines()[-1]
+
+    def test_validation_error_must_name_the_expected_exception(self):
+        name, test, invalid = self._invalid_nonce()
+        path = self._write({name: test})
+        env = {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"], "MOCK_INVALID_HASHES": ",".join(invalid)}
+        for text, passes in [
+            (NODE_BAL_MISMATCH, True),
+            ("block access list does not match execution: nonce", True),  # no prefix: by message
+            ("BlockException.INVALID_BAL_HASH: block access list hash 0x1 does not match header 0x2", False),
+            ("transaction 0 is invalid: nonce 1 too low, expected 2", False),
+            ("mock: block listed as invalid", False),
+        ]:
+            with self.subTest(text=text):
+                proc, _ = self.run_cli([path], {**env, "MOCK_VALIDATION_ERROR": text})
+                if passes:
+                    self.assertEqual(self._last(proc), "1 passed, 0 failed", proc.stdout + proc.stderr)
+                else:
+                    self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+                    self.assertIn("INVALID for the wrong reason", proc.stdout)
+                    self.assertIn("BlockException.INVALID_BLOCK_ACCESS_LIST", proc.stdout)
+
+    def test_json_rpc_error_needs_an_error_code_in_the_fixture(self):
+        name, test, invalid = self._invalid_nonce()
+        path = self._write({name: test})
+        proc, _ = self.run_cli([path], {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"],
+                                        "MOCK_RPC_ERROR_HASHES": ",".join(invalid)})
+        self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+        self.assertIn("got JSON-RPC error -32602", proc.stdout)
+        self.assertIn("names no errorCode", proc.stdout)
+
+    def _engine_fixture(self, error_code_of_first):
+        src = find_fixture("bal_cross_tx_storage_chain.json")
+        if src is None:
+            self.skipTest("fixture bal_cross_tx_storage_chain.json not found")
+        with open(src) as fh:
+            name, test = next(iter(json.load(fh).items()))
+        schedule = fixtures.fork_schedule(test["network"])
+        entries = []
+        for block in test["blocks"]:
+            if "expectException" in block:
+                continue
+            call = payload.build_call(block, schedule)
+            entries.append({"params": call.params, "newPayloadVersion": call.method[-1],
+                            "forkchoiceUpdatedVersion": str(call.fcu_version),
+                            "validationError": None, "errorCode": None})
+        broken = json.loads(json.dumps(entries[0]))
+        broken["params"][0]["blockHash"] = "0x" + "ef" * 32
+        entries.insert(0, {**broken, "errorCode": error_code_of_first})
+        engine = {k: v for k, v in test.items() if k not in ("blocks", "_info")}  # by shape
+        engine["engineNewPayloads"] = entries
+        return self._write({name + "-engine": engine}, "engine.json"), test
+
+    def test_engine_error_code_must_be_the_one_named(self):
+        path, test = self._engine_fixture("-32602")
+        env = {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"], "MOCK_RPC_ERROR_HASHES": "0x" + "ef" * 32}
+        proc, _ = self.run_cli([path], env)
+        self.assertEqual(self._last(proc), "1 passed, 0 failed", proc.stdout + proc.stderr)
+        proc, _ = self.run_cli([path], {**env, "MOCK_RPC_ERROR_CODE": "-32000"})
+        self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+        self.assertIn("expected error code -32602, got -32000", proc.stdout)
+        # the fixture names an error code but the node answers with a status
+        proc, _ = self.run_cli([path], {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"]})
+        self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+        self.assertIn("expected JSON-RPC error -32602", proc.stdout)
+
+    def test_final_head_must_be_lastblockhash(self):
+        path, name, test = self._one_test_file("bal_cross_tx_storage_chain.json")
+        env = {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"]}
+        proc, _ = self.run_cli([path], {**env, "MOCK_IGNORE_FCU": "1"})
+        self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+        self.assertIn("final head " + test["genesisBlockHeader"]["hash"], proc.stdout)
+        self.assertIn("!= lastblockhash " + test["lastblockhash"], proc.stdout)
+        wrong = dict(test, lastblockhash="0x" + "12" * 32)
+        proc, _ = self.run_cli([self._write({name: wrong})], env)
+        self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+        self.assertIn("!= lastblockhash 0x" + "12" * 32, proc.stdout)
+
+    def test_undecodable_block_satisfies_only_decode_class_exceptions(self):
+        name, test, _ = self._invalid_nonce()
+        genesis = test["genesisBlockHeader"]["hash"]
+        self.assertEqual(test["lastblockhash"], genesis)  # the only block is invalid
+        for exception, passes in [
+            ("BlockException.RLP_STRUCTURES_ENCODING", True),
+            ("BlockException.INVALID_BAL_HASH|BlockException.INCORRECT_BLOCK_FORMAT", True),
+            ("BlockException.INVALID_BLOCK_ACCESS_LIST", False),
+            ("TransactionException.INSUFFICIENT_ACCOUNT_FUNDS", False),
+        ]:
+            with self.subTest(exception=exception):
+                broken = json.loads(json.dumps(test))
+                broken["blocks"][0]["rlp"] = broken["blocks"][0]["rlp"][:-40]
+                broken["blocks"][0]["expectException"] = exception
+                proc, _ = self.run_cli([self._write({name: broken})], {"MOCK_GENESIS_HASH": genesis})
+                if passes:
+                    self.assertEqual(self._last(proc), "1 passed, 0 failed", proc.stdout + proc.stderr)
+                    self.assertIn(f"NOTE {name}: block 1 not sent: block RLP does not decode", proc.stdout)
+                else:
+                    self.assertEqual(self._last(proc), "0 passed, 1 failed", proc.stdout)
+                    self.assertIn("which a decode failure does not satisfy", proc.stdout)
+
+    def test_other_formats_and_bad_files_are_reported(self):
+        path, name, test = self._one_test_file("bal_cross_tx_storage_chain.json")
+        entries = {
+            name: test,
+            "a_state_test": {"env": {}, "pre": {}, "transaction": {}, "post": {}},
+            "b_sync": {**test, "_info": {"fixture-format": "blockchain_test_sync"}},
+            "c_not_an_object": [1, 2],
+        }
+        mixed = self._write(entries)
+        broken = os.path.join(self.tmp, "broken.json")
+        with open(broken, "w") as fh:
+            fh.write("{ not json")
+        empty = self._write({}, "empty.json")
+        proc, _ = self.run_cli([mixed, broken, empty, os.path.join(self.tmp, "missing")],
+                               {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"]})
+        out = proc.stdout
+        self.assertEqual(self._last(proc), "1 passed, 2 failed", out + proc.stderr)
+        self.assertIn("SKIP a_state_test: state_test fixture:", out)
+        self.assertIn("SKIP b_sync: blockchain_test_sync fixture: it needs a second client", out)
+        self.assertIn("SKIP c_not_an_object: not a test", out)
+        self.assertIn(f"SKIP {empty}: the file contains no tests", out)
+        self.assertIn(f"FAIL {broken}: {broken}: not a readable fixture file", out)
+        self.assertIn("missing: no such file or directory", out)
+        self.assertIn("4 skipped", out.splitlines())
+        self.assertNotEqual(proc.returncode, 0)
+
+    def test_execution_requests_are_sent(self):
+        path = os.path.join(GLAMSTERDAM, "block_access_lists_eip7002", "bal_7002_request_from_contract.json")
+        if not os.path.exists(path):
+            self.skipTest(f"{path} not found")
+        with open(path) as fh:
+            name, test = next(iter(json.load(fh).items()))
+        record = os.path.join(self.tmp, "record.jsonl")
+        proc, _ = self.run_cli([path], {"MOCK_GENESIS_HASH": test["genesisBlockHeader"]["hash"],
+                                        "MOCK_RECORD": record})
+        self.assertEqual(self._last(proc), "1 passed, 0 failed", proc.stdout + proc.stderr)
+        with open(record) as fh:
+            sent = [json.loads(line) for line in fh if '"engine_newPayload' in line]
+        self.assertEqual(len(sent), 1)
+        execution_requests = [rlp.hex_to_bytes(r) for r in sent[0]["params"][3]]
+        self.assertTrue(execution_requests)
+        self.assertEqual(requests.requests_hash(execution_requests),
+                         test["blocks"][0]["blockHeader"]["requestsHash"])
 
     def test_filter_and_missing_binary(self):
         path, _, test = self._one_test_file("bal_cross_tx_storage_chain.json")

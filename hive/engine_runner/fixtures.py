@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Tuple
 
@@ -61,6 +60,10 @@ class Test:
     name: str
     path: str
     data: dict
+    # Set for entries that are not run: the reason they are skipped (another
+    # fixture format) or why they fail without running (unreadable file).
+    skip: Optional[str] = None
+    error: Optional[str] = None
 
     @property
     def is_engine(self) -> bool:
@@ -194,32 +197,83 @@ def _json_files(paths: List[str]) -> Iterator[str]:
                         yield os.path.join(root, name)
         elif os.path.isfile(path):
             yield path
-        else:
-            print(f"warning: {path} does not exist", file=sys.stderr)
+
+
+def fixture_format(value) -> str:
+    """The fixture format of one entry: `_info.fixture-format` if named, else by shape."""
+    if not isinstance(value, dict):
+        return "not a JSON object"
+    info = value.get("_info") if isinstance(value.get("_info"), dict) else {}
+    named = info.get("fixture-format") or info.get("fixture_format")
+    if isinstance(named, str) and named:
+        return named
+    if "engineNewPayloads" in value:
+        if "syncPayload" in value:
+            return "blockchain_test_sync"
+        if "pre" not in value and "preHash" in value:
+            return "blockchain_test_engine_x"
+        return "blockchain_test_engine"
+    if "transaction" in value and "post" in value:
+        return "state_test"
+    if "txbytes" in value:
+        return "transaction_test"
+    if "blocks" in value and "genesisBlockHeader" in value:
+        return "blockchain_test"
+    return "unknown format (keys: " + ", ".join(list(value)[:8]) + ")"
+
+
+RUNNABLE_FORMATS = ("blockchain_test", "blockchain_test_engine")
+
+_WHY_NOT = {
+    "blockchain_test_engine_x": "its pre-state is a shared pre-allocation group (preHash), which this runner does not load",
+    "blockchain_test_sync": "it needs a second client to sync from",
+    "state_test": "a state test has no blocks to send over the Engine API",
+    "transaction_test": "a transaction test has no blocks to send over the Engine API",
+}
+
+
+def skip_reason(value) -> Optional[str]:
+    """Why an entry is not run here (None when it is a blockchain or engine test)."""
+    fmt = fixture_format(value)
+    if fmt in RUNNABLE_FORMATS:
+        return None
+    if fmt == "not a JSON object":
+        return "not a test: the entry is not a JSON object"
+    why = _WHY_NOT.get(fmt, "this runner only runs blockchain_test and blockchain_test_engine fixtures")
+    return f"{fmt} fixture: {why}"
 
 
 def is_blockchain_test(value) -> bool:
-    return isinstance(value, dict) and "genesisBlockHeader" in value and (
-        "blocks" in value or "engineNewPayloads" in value
-    )
+    """A blockchain_test or blockchain_test_engine entry, the formats this runner runs."""
+    return skip_reason(value) is None
 
 
 def discover(paths: List[str], substrings: Optional[List[str]] = None) -> List[Test]:
-    """All blockchain(-engine) tests under `paths` whose name contains any substring."""
+    """Every entry under `paths` whose name contains any substring, as a Test.
+
+    Nothing is dropped silently: entries of other formats come back with `skip`
+    set, an unreadable file or a missing path as one Test with `error` set.
+    """
     tests: List[Test] = []
+    for path in paths:
+        if not os.path.exists(path):
+            tests.append(Test(name=path, path=path, data={}, error="no such file or directory"))
     for path in _json_files(paths):
         try:
             with open(path) as fh:
                 data = json.load(fh)
         except (OSError, ValueError) as err:
-            print(f"warning: skipping unreadable {path}: {err}", file=sys.stderr)
+            tests.append(Test(name=path, path=path, data={}, error=f"not a readable fixture file: {err}"))
             continue
         if not isinstance(data, dict):
+            tests.append(Test(name=path, path=path, data={}, error="not a fixture file: the top level is not an object of tests"))
+            continue
+        if not data:
+            tests.append(Test(name=path, path=path, data={}, skip="the file contains no tests"))
             continue
         for name, value in data.items():
-            if not is_blockchain_test(value):
-                continue
             if substrings and not any(s in name for s in substrings):
                 continue
-            tests.append(Test(name=name, path=path, data=value))
+            reason = skip_reason(value)
+            tests.append(Test(name=name, path=path, data=value if isinstance(value, dict) else {}, skip=reason))
     return tests

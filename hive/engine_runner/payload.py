@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from . import bal, rlp
+from .exceptions import BAL, BLOCK_RLP
 from .fixtures import fork_at
+from .requests import RequestsError, RequestTracker, requests_hash
 
 EMPTY_REQUESTS_HASH = "0x" + hashlib.sha256(b"").hexdigest()
 EMPTY_OMMERS_HASH = "0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347"
@@ -49,7 +51,18 @@ class SkipTest(Exception):
 
 
 class SkipBlock(Exception):
-    """This (expected-invalid) block cannot be sent at all: it counts as rejected."""
+    """This (expected-invalid) block cannot be sent at all.
+
+    `what` says why: `exceptions.BLOCK_RLP` or `exceptions.BAL` when that part does
+    not decode (the rejection then proves only a malformed block), None when the
+    block decodes but cannot be expressed as an ExecutionPayload (uncles, PoW
+    fields, a header of another fork's shape). The runner decides from the
+    fixture's exception whether that counts as the expected rejection.
+    """
+
+    def __init__(self, message: str, what: Optional[str] = None):
+        super().__init__(message)
+        self.what = what
 
 
 @dataclass
@@ -160,21 +173,25 @@ def _not_representable(decoded: DecodedBlock, header_len: int) -> Optional[str]:
     return None
 
 
-def build_call(block: dict, schedule: dict) -> PayloadCall:
-    """Engine API call for one `blocks[i]` entry of a plain blockchain_test."""
+def build_call(block: dict, schedule: dict, tracker: Optional[RequestTracker] = None) -> PayloadCall:
+    """Engine API call for one `blocks[i]` entry of a plain blockchain_test.
+
+    `tracker` follows the execution-request queues through the test's blocks
+    (pass the same one for every block, in order); a fresh one when omitted.
+    """
     expected = block.get("expectException") or ""
     expect_invalid = bool(expected)
     try:
         decoded = decode_block(block["rlp"])
     except (rlp.RLPError, KeyError, ValueError) as err:
         if expect_invalid:
-            raise SkipBlock(f"rejected at decode ({err})") from None
+            raise SkipBlock(f"block RLP does not decode ({err})", BLOCK_RLP) from None
         raise ValueError(f"valid block has undecodable RLP: {err}") from None
 
     h = decoded.header
     if len(h) <= _IDX["timestamp"]:
         if expect_invalid:
-            raise SkipBlock("rejected at decode (header too short)")
+            raise SkipBlock("block RLP does not decode (header too short)", BLOCK_RLP)
         raise ValueError("valid block header too short")
     timestamp = rlp.bytes_to_int(h[_IDX["timestamp"]])
     fork = fork_at(schedule, timestamp)
@@ -183,7 +200,7 @@ def build_call(block: dict, schedule: dict) -> PayloadCall:
     problem = _not_representable(decoded, header_len)
     if problem:
         if expect_invalid:
-            raise SkipBlock(f"not representable as an engine payload ({problem})")
+            raise SkipBlock(f"not representable as an engine payload ({problem})", None)
         raise ValueError(f"valid block is not representable as a payload: {problem}")
 
     header_json = _header_json(block)
@@ -222,7 +239,12 @@ def build_call(block: dict, schedule: dict) -> PayloadCall:
     if np_version >= 5:
         bal_json = _bal_json(block)
         if bal_json is not None:
-            payload["blockAccessList"] = hx(bal.encode_bal(bal_json))
+            try:
+                payload["blockAccessList"] = hx(bal.encode_bal(bal_json))
+            except (ValueError, TypeError, KeyError, AttributeError) as err:
+                if expect_invalid:
+                    raise SkipBlock(f"block access list does not encode ({err!r})", BAL) from None
+                raise ValueError(f"valid block's blockAccessList does not encode: {err!r}") from None
         else:
             notes.append("fixture has no blockAccessList; sent without one")
         payload["slotNumber"] = qty(f("slotNumber"))
@@ -233,17 +255,41 @@ def build_call(block: dict, schedule: dict) -> PayloadCall:
             hashes = blob_versioned_hashes(decoded.transactions)
         except rlp.RLPError as err:
             if expect_invalid:
-                raise SkipBlock(f"rejected at decode (blob tx: {err})") from None
+                raise SkipBlock(f"block RLP does not decode (blob tx: {err})", BLOCK_RLP) from None
             raise
         params += [hashes, hx(f("parentBeaconBlockRoot"))]
     if np_version >= 4:
-        requests_hash = hx(f("requestsHash"))
-        if requests_hash != EMPTY_REQUESTS_HASH:
+        # The node hashes executionRequests into the header's requestsHash: the list
+        # must be exact, so it is rebuilt from the receipts and checked against it.
+        header_hash = hx(f("requestsHash"))
+        number = rlp.bytes_to_int(f("number"))
+        tracker = tracker if tracker is not None else RequestTracker()
+        try:
+            requests = tracker.requests_for(block, commit=not expect_invalid)
+        except RequestsError as err:
+            if header_hash != EMPTY_REQUESTS_HASH:
+                raise SkipTest(
+                    f"block {number}: its execution requests cannot be rebuilt from the fixture "
+                    f"({err}; requestsHash {header_hash})"
+                ) from None
+            # The header commits to no requests: none were dequeued, so the queues
+            # are empty after this block.
+            requests = []
+            if not expect_invalid:
+                tracker.clear()
+        rebuilt_hash = requests_hash(requests)
+        if rebuilt_hash != header_hash:
             raise SkipTest(
-                f"block {rlp.bytes_to_int(f('number'))} has execution requests "
-                f"(requestsHash {requests_hash}); they cannot be rebuilt from a blockchain_test"
+                f"block {number}: the execution requests rebuilt from its receipts hash to "
+                f"{rebuilt_hash}, the header says requestsHash {header_hash}; the block cannot "
+                f"be sent with its real requests"
             )
-        params.append([])
+        if requests:
+            notes.append(
+                "executionRequests rebuilt from receipts: "
+                + ", ".join(f"type {r[0]} ({len(r) - 1} bytes)" for r in requests)
+            )
+        params.append([hx(r) for r in requests])
 
     return PayloadCall(
         method=f"engine_newPayloadV{np_version}",

@@ -1,15 +1,16 @@
-//! `ethrex ef-test`: runs fixtures, prints one line per failing test and a summary.
+//! `ethrex ef-test`: runs fixtures; prints one line per failing or skipped test (with its
+//! reason), one count line per file, and a summary.
 
 use anyhow::Context;
 use clap::Args;
-use ethrex_ef_tests::{find_fixture_files, run_file, CaseResult, Mode, RunOptions};
+use ethrex_ef_tests::{find_fixture_files, report, run_file, CaseResult, Counts, Mode, RunOptions};
 use ethrex_storage::DbKind;
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
-pub struct EfTestArgs {
+pub(crate) struct EfTestArgs {
     /// Database backend each test runs on.
     #[arg(long, default_value = "memory", value_parser = parse_db)]
     db: DbKind,
@@ -34,7 +35,7 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
 }
 
-pub fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
     let files = find_fixture_files(&args.paths).map_err(anyhow::Error::msg)?;
     let options = RunOptions {
         db: args.db,
@@ -43,14 +44,9 @@ pub fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
         warmer: args.tuning.bal_warmer,
         parallel_trie: !args.tuning.no_bal_parallel_trie,
     };
-    let results: Vec<CaseResult> = files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();
-    let mut failed = 0usize;
-    for r in &results {
-        if let Err(reason) = &r.outcome {
-            failed += 1;
-            println!("FAIL {} :: {}: {}", r.file.display(), r.name, reason);
-        }
-    }
+    let results: Vec<CaseResult> =
+        files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();
+    print!("{}", report(&results));
     if let Some(path) = &args.json {
         let rows: Vec<serde_json::Value> = results
             .iter()
@@ -58,13 +54,15 @@ pub fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
                 serde_json::json!({
                     "file": r.file.display().to_string(),
                     "name": r.name,
-                    "passed": r.outcome.is_ok(),
-                    "reason": r.outcome.as_ref().err(),
+                    "status": r.outcome.label(),
+                    "passed": r.outcome.is_passed(),
+                    "reason": r.outcome.reason(),
                 })
             })
             .collect();
-        std::fs::write(path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, serde_json::to_string_pretty(&rows)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
-    println!("{} passed, {} failed", results.len() - failed, failed);
-    Ok(if failed == 0 && !results.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    let total = Counts::of(&results);
+    Ok(if total.failed == 0 && total.passed > 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -1,7 +1,7 @@
 //! Corrupt fixtures give a failing result that names the file and the problem; nothing
 //! panics.
 
-use ethrex_ef_tests::{run_file, Mode, RunOptions};
+use ethrex_ef_tests::{run_file, Mode, Outcome, RunOptions};
 use ethrex_storage::DbKind;
 use std::path::PathBuf;
 
@@ -10,15 +10,25 @@ fn fixture_text() -> String {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/eest"),
     };
-    let path = root.join("bal-v7.3.1/eip7928_block_level_access_lists/block_access_lists/bal_self_transfer.json");
+    let path = root.join(
+        "bal-v7.3.1/eip7928_block_level_access_lists/block_access_lists/bal_self_transfer.json",
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Each result as `Ok(())` (passed) or `Err(reason)`; a skip here is a bug in the test.
 fn run_text(text: &str) -> Vec<Result<(), String>> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("case.json");
     std::fs::write(&path, text).unwrap();
-    run_file(&path, &RunOptions::new(DbKind::Memory, Mode::Both)).into_iter().map(|r| r.outcome).collect()
+    run_file(&path, &RunOptions::new(DbKind::Memory, Mode::Both))
+        .into_iter()
+        .map(|r| match r.outcome {
+            Outcome::Passed => Ok(()),
+            Outcome::Failed(reason) => Err(reason),
+            Outcome::Skipped(reason) => panic!("unexpected skip: {reason}"),
+        })
+        .collect()
 }
 
 fn edit_first_block(f: impl Fn(&mut serde_json::Value)) -> String {
@@ -57,7 +67,9 @@ fn malformed_block_rlp_is_reported() {
 
 #[test]
 fn undecodable_bal_is_reported() {
-    let results = run_text(&edit_first_block(|b| b["blockAccessList"] = serde_json::json!([{"address": "0xzz"}])));
+    let results = run_text(&edit_first_block(|b| {
+        b["blockAccessList"] = serde_json::json!([{"address": "0xzz"}])
+    }));
     let err = results[0].as_ref().unwrap_err();
     assert!(err.contains("block access list does not decode"), "{err}");
 }
