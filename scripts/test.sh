@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test:
+# Runs every check and test:
+#   0. formatting (`cargo fmt --check`) and lints (`cargo clippy -D warnings`, with the
+#      workspace's `missing_docs` and `unreachable_pub`);
 #   1. the workspace's unit and integration tests (EF fixtures on all three backends and
 #      both execution paths, parallel-vs-sequential differential tests, node/Engine API
 #      tests, kill -9 durability tests, trie, storage, workload);
@@ -11,6 +13,16 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
 FIXTURES="${EEST_FIXTURES:-$(pwd)/../shared/fixtures/eest}"
 export EEST_FIXTURES="$FIXTURES"
 ETHREX="$CARGO_TARGET_DIR/release/ethrex"
+
+for component in rustfmt clippy; do
+    # A toolchain installed without them gets them here (rustup is idempotent).
+    cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1 || rustup component add "$component"
+done
+echo "== cargo fmt --check"
+cargo fmt --all --check
+echo "== cargo clippy (warnings are errors)"
+# The release profile, so that clippy shares build-script outputs with the build below.
+cargo clippy --release --workspace --all-targets --locked -- -D warnings
 
 cargo build --release --workspace --locked
 cargo test --release --workspace --locked
