@@ -96,9 +96,17 @@ pub(crate) struct BenchArgs {
 
 pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let db: DbKind = a.db.parse().map_err(anyhow::Error::msg)?;
-    anyhow::ensure!(db != DbKind::Memory, "--db must be mdbx or rocksdb (the bench measures a real database)");
-    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().context("configuring the thread pool")?;
+    anyhow::ensure!(
+        db != DbKind::Memory,
+        "--db must be mdbx or rocksdb (the bench measures a real database)"
+    );
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .context("configuring the thread pool")?;
     let mut options = BenchOptions::new(a.fixture.clone());
     options.bal = a.bal;
     options.genesis = a.genesis;
@@ -111,22 +119,34 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let fixture = load_fixture(&options)?;
     let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();
     let txs: usize = fixture.blocks.iter().map(|b| b.block.body.transactions.len()).sum();
-    eprintln!("{}: {} blocks, {} transactions, {:.1} Mgas; {} threads, {}", a.fixture.display(), fixture.blocks.len(), txs, gas as f64 / 1e6, threads, a.db);
+    eprintln!(
+        "{}: {} blocks, {} transactions, {:.1} Mgas; {} threads, {}",
+        a.fixture.display(),
+        fixture.blocks.len(),
+        txs,
+        gas as f64 / 1e6,
+        threads,
+        a.db
+    );
     let reports = run_modes(&options, &fixture)?;
     print!("{}", table(&reports));
     if let Some(path) = &a.json {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        let modes: serde_json::Map<String, serde_json::Value> =
-            reports.iter().map(|r| (r.name.to_string(), serde_json::to_value(r).unwrap_or_default())).collect();
+        let modes: serde_json::Map<String, serde_json::Value> = reports
+            .iter()
+            .map(|r| (r.name.to_string(), serde_json::to_value(r).unwrap_or_default()))
+            .collect();
         let json = serde_json::json!({
             "fixture": { "path": a.fixture.display().to_string(), "blocks": fixture.blocks.len(), "transactions": txs, "gas": gas, "db": a.db },
             "machine": { "cores": cores, "threads": threads },
             "modes": modes,
         });
-        std::fs::write(path, serde_json::to_string_pretty(&json)?).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, serde_json::to_string_pretty(&json)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &a.plot {
-        std::fs::write(path, svg(&reports)).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, svg(&reports))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -28,8 +28,14 @@ fn keep_freed_memory() {
 }
 
 #[derive(Parser)]
-#[command(name = "ethrex", version, about = "Ethereum execution client with BAL-driven block import")]
-#[command(after_help = "Without a subcommand, `ethrex --network ...` runs `ethrex node --network ...`.")]
+#[command(
+    name = "ethrex",
+    version,
+    about = "Ethereum execution client with BAL-driven block import"
+)]
+#[command(
+    after_help = "Without a subcommand, `ethrex --network ...` runs `ethrex node --network ...`."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -38,9 +44,10 @@ struct Cli {
 /// `ethrex --network ...` (options first, no subcommand) means `ethrex node --network ...`.
 fn args_with_default_command() -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let starts_with_option = args.get(1).map(|a| a.to_string_lossy().into_owned()).is_some_and(|a| {
-        a.starts_with("--") && !matches!(a.as_str(), "--help" | "--version")
-    });
+    let starts_with_option = args
+        .get(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .is_some_and(|a| a.starts_with("--") && !matches!(a.as_str(), "--help" | "--version"));
     if starts_with_option {
         args.insert(1, "node".into());
     }
@@ -75,7 +82,10 @@ fn main() -> ExitCode {
         _ => "warn",
     };
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_filter.into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_filter.into()),
+        )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();

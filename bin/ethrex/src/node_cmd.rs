@@ -2,10 +2,10 @@
 
 use anyhow::{bail, Context};
 use clap::Args;
+use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
 use ethrex_blockchain::{Blockchain, ImportOptions, BAL_PARALLEL_TX_THRESHOLD};
 use ethrex_common::ChainConfig;
-use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::Node;
 use ethrex_storage::{DbKind, Store};
@@ -34,7 +34,8 @@ impl DbArgs {
         }
         // One directory per backend, so switching --db never reads the other's files.
         let path = self.datadir.join(&self.db);
-        Store::open(kind, Some(&path)).with_context(|| format!("opening the {} database in {}", self.db, path.display()))
+        Store::open(kind, Some(&path))
+            .with_context(|| format!("opening the {} database in {}", self.db, path.display()))
     }
 }
 
@@ -130,7 +131,10 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
     let node = Arc::new(Node::new(chain).with_persistence_lag(args.persistence_lag));
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(async move {
         if let Some(port) = args.metrics_port {
             metrics_exporter_prometheus::PrometheusBuilder::new()
@@ -162,10 +166,11 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return ctrl_c.await.unwrap_or_default(),
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => return ctrl_c.await.unwrap_or_default(),
+            };
         tokio::select! {
             _ = ctrl_c => {},
             _ = term.recv() => {},
@@ -194,7 +199,10 @@ pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let chain = open_chain(&args.network, &args.db, &args.exec)?;
     let blocks = read_chain(&args.file, args.bal.as_deref())?;
     let bar = ProgressBar::new(blocks.len() as u64);
-    bar.set_style(ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks ({per_sec}, {eta})").unwrap());
+    bar.set_style(
+        ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks ({per_sec}, {eta})")
+            .unwrap(),
+    );
     let (mut imported, mut skipped) = (0usize, 0usize);
     let result = blocks.into_iter().try_for_each(|block| {
         let number = block.number();
@@ -237,7 +245,9 @@ pub(crate) fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     let bar = ProgressBar::new(head);
     let mut blocks = Vec::with_capacity(head as usize);
     for number in 1..=head {
-        let hash = store.canonical_hash(number)?.with_context(|| format!("canonical block {number} missing"))?;
+        let hash = store
+            .canonical_hash(number)?
+            .with_context(|| format!("canonical block {number} missing"))?;
         let block = store.block(&hash)?.with_context(|| format!("block {number} data missing"))?;
         blocks.push(ethrex_common::BlockWithBal { bal: store.bal(&hash)?, block });
         bar.inc(1);

@@ -12,7 +12,8 @@ const BLOCKS: u64 = 30;
 
 fn run(args: &[&str]) -> (bool, String) {
     let out = Command::new(BIN).args(args).output().expect("run ethrex");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success(), text)
 }
 
@@ -25,17 +26,40 @@ fn verify(datadir: &Path, db: &str) -> String {
 fn crash_and_resume(db: &str) {
     let fixture = tempfile::tempdir().unwrap();
     let out = fixture.path().to_str().unwrap();
-    let (ok, text) = run(&["fixture", "stress", "--out", out, "--blocks", &BLOCKS.to_string(), "--min-txs", "40", "--max-txs", "80", "--seed", "7"]);
+    let (ok, text) = run(&[
+        "fixture",
+        "stress",
+        "--out",
+        out,
+        "--blocks",
+        &BLOCKS.to_string(),
+        "--min-txs",
+        "40",
+        "--max-txs",
+        "80",
+        "--seed",
+        "7",
+    ]);
     assert!(ok, "{text}");
     let chain = fixture.path().join("stress.rlp");
     let genesis = fixture.path().join("stress.genesis.json");
     let bal = fixture.path().join("stress.bal.rlp");
     let datadir = tempfile::tempdir().unwrap();
     let import_args = |extra: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = ["import", "--network", genesis.to_str().unwrap(), "--datadir", datadir.path().to_str().unwrap(), "--db", db, "--bal", bal.to_str().unwrap()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut v: Vec<String> = [
+            "import",
+            "--network",
+            genesis.to_str().unwrap(),
+            "--datadir",
+            datadir.path().to_str().unwrap(),
+            "--db",
+            db,
+            "--bal",
+            bal.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         v.extend(extra.iter().map(|s| s.to_string()));
         v.push(chain.to_str().unwrap().to_string());
         v

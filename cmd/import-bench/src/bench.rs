@@ -1,9 +1,9 @@
 //! `ethrex import-bench`: imports a chain file through the production import pipeline,
 //! once per mode, each from a fresh database, and reports per-block stage times.
 
-use ethrex_blockchain::chain_file::{read_chain, read_genesis};
 use crate::report::{BlockRow, ModeReport};
 use anyhow::{bail, Context};
+use ethrex_blockchain::chain_file::{read_chain, read_genesis};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
 use ethrex_blockchain::{Blockchain, ImportOptions};
 use ethrex_common::{BlockWithBal, ChainConfig};
@@ -107,9 +107,13 @@ pub struct LoadedFixture {
 /// Reads the genesis, the chain file and (if given or present beside it) the BAL file.
 /// Fails when a file cannot be read or decoded, or the chain holds no blocks.
 pub fn load_fixture(options: &BenchOptions) -> anyhow::Result<LoadedFixture> {
-    let genesis_path = options.genesis.clone().unwrap_or_else(|| sibling(&options.fixture, ".genesis.json"));
+    let genesis_path =
+        options.genesis.clone().unwrap_or_else(|| sibling(&options.fixture, ".genesis.json"));
     let genesis = read_genesis(&genesis_path)?;
-    let bal_path = options.bal.clone().or_else(|| Some(sibling(&options.fixture, ".bal.rlp")).filter(|p| p.exists()));
+    let bal_path = options
+        .bal
+        .clone()
+        .or_else(|| Some(sibling(&options.fixture, ".bal.rlp")).filter(|p| p.exists()));
     let blocks = read_chain(&options.fixture, bal_path.as_deref())?;
     if blocks.is_empty() {
         bail!("{} holds no blocks", options.fixture.display());
@@ -117,12 +121,17 @@ pub fn load_fixture(options: &BenchOptions) -> anyhow::Result<LoadedFixture> {
     Ok(LoadedFixture { config: ChainConfig::new(genesis.config.clone()), genesis, blocks })
 }
 
-fn fresh_store(options: &BenchOptions, mode: Mode, fixture: &LoadedFixture) -> anyhow::Result<(Store, Option<tempfile::TempDir>)> {
+fn fresh_store(
+    options: &BenchOptions,
+    mode: Mode,
+    fixture: &LoadedFixture,
+) -> anyhow::Result<(Store, Option<tempfile::TempDir>)> {
     let (path, tmp) = match &options.datadir {
         Some(dir) => {
             let path = dir.join(mode.name());
             if path.exists() {
-                std::fs::remove_dir_all(&path).with_context(|| format!("clearing {}", path.display()))?;
+                std::fs::remove_dir_all(&path)
+                    .with_context(|| format!("clearing {}", path.display()))?;
             }
             (path, None)
         }
@@ -146,7 +155,10 @@ fn fresh_store(options: &BenchOptions, mode: Mode, fixture: &LoadedFixture) -> a
 /// block 2 in each mode, and so on, each mode on its own fresh database. Interleaving puts
 /// every mode under the same machine conditions at the same moment, so the ratios hold
 /// even when the machine's speed drifts during the run.
-pub fn run_modes(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Result<Vec<ModeReport>> {
+pub fn run_modes(
+    options: &BenchOptions,
+    fixture: &LoadedFixture,
+) -> anyhow::Result<Vec<ModeReport>> {
     let mut runs = Vec::with_capacity(options.modes.len());
     for &mode in &options.modes {
         let (store, tmp) = fresh_store(options, mode, fixture)?;
@@ -155,7 +167,10 @@ pub fn run_modes(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Res
         runs.push((mode, chain, tmp, Vec::with_capacity(fixture.blocks.len())));
     }
     let bar = ProgressBar::new(fixture.blocks.len() as u64);
-    bar.set_style(ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks, every mode ({eta})").unwrap());
+    bar.set_style(
+        ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks, every mode ({eta})")
+            .unwrap(),
+    );
     for block in &fixture.blocks {
         for (mode, chain, _, rows) in runs.iter_mut() {
             std::thread::sleep(options.sleep);
@@ -174,11 +189,19 @@ pub fn run_modes(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Res
     bar.finish_and_clear();
     let mut reports = Vec::with_capacity(runs.len());
     for (mode, chain, _tmp, mut rows) in runs {
-        chain.store.flush().with_context(|| format!("{} mode: writing the last blocks", mode.name()))?;
+        chain
+            .store
+            .flush()
+            .with_context(|| format!("{} mode: writing the last blocks", mode.name()))?;
         if mode != Mode::Ceiling {
             let writes = chain.store.take_write_times();
             if writes.len() != rows.len() {
-                bail!("{} mode: {} database writes for {} blocks", mode.name(), writes.len(), rows.len());
+                bail!(
+                    "{} mode: {} database writes for {} blocks",
+                    mode.name(),
+                    writes.len(),
+                    rows.len()
+                );
             }
             for (row, write) in rows.iter_mut().zip(writes) {
                 row.stages.persist_ms = write.as_secs_f64() * 1e3;
@@ -195,7 +218,8 @@ fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<Blo
     let bal = block.bal.as_ref().context("the ceiling mode needs the BAL file")?;
     let header = &block.block.header;
     let parent = chain.store.header(&header.parent_hash)?.context("unknown parent")?;
-    let cache = CachingDb::new(StoreDb::new(chain.store.clone(), header.parent_hash, parent.number));
+    let cache =
+        CachingDb::new(StoreDb::new(chain.store.clone(), header.parent_hash, parent.number));
     warm_from_bal(&cache, bal)?;
     let t = Instant::now();
     let outcome = execute_block_parallel(&cache, &block.block, &chain.config, bal)?;

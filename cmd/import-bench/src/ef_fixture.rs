@@ -51,7 +51,10 @@ fn tx_json(tx: &Transaction) -> anyhow::Result<Value> {
     m.insert("nonce".into(), json!(q(tx.nonce())));
     if tx.is_dynamic_fee() {
         m.insert("maxFeePerGas".into(), json!(q(tx.max_fee_per_gas())));
-        m.insert("maxPriorityFeePerGas".into(), json!(q(tx.max_priority_fee_per_gas().unwrap_or_default())));
+        m.insert(
+            "maxPriorityFeePerGas".into(),
+            json!(q(tx.max_priority_fee_per_gas().unwrap_or_default())),
+        );
     } else {
         m.insert("gasPrice".into(), json!(q(tx.gas_price().unwrap_or_default())));
     }
@@ -63,7 +66,10 @@ fn tx_json(tx: &Transaction) -> anyhow::Result<Value> {
         m.insert("accessList".into(), serde_json::to_value(list)?);
     }
     if let Some(hashes) = tx.blob_versioned_hashes() {
-        m.insert("maxFeePerBlobGas".into(), json!(q(tx.max_fee_per_blob_gas().unwrap_or_default())));
+        m.insert(
+            "maxFeePerBlobGas".into(),
+            json!(q(tx.max_fee_per_blob_gas().unwrap_or_default())),
+        );
         m.insert("blobVersionedHashes".into(), json!(hashes));
     }
     if let Some(auths) = tx.authorization_list() {
@@ -110,7 +116,8 @@ fn bal_json(bal: &ethrex_common::BlockAccessList) -> Value {
 
 fn account_json(nonce: u64, balance: U256, code: &Bytes, storage: &BTreeMap<U256, U256>) -> Value {
     // Full 32-byte words: geth rejects odd-length hex in storage maps.
-    let storage: Map<String, Value> = storage.iter().map(|(k, v)| (B256::from(*k).to_string(), json!(B256::from(*v)))).collect();
+    let storage: Map<String, Value> =
+        storage.iter().map(|(k, v)| (B256::from(*k).to_string(), json!(B256::from(*v)))).collect();
     json!({ "nonce": q(nonce), "balance": q(balance), "code": code, "storage": storage })
 }
 
@@ -120,7 +127,10 @@ fn post_state(store: &Store) -> anyhow::Result<Map<String, Value>> {
     for (address, account) in store.all_accounts()? {
         let code = store.code(&account.code_hash)?.unwrap_or_default();
         let storage: BTreeMap<U256, U256> = store.storage_entries(&address)?.into_iter().collect();
-        out.insert(address.to_string(), account_json(account.nonce, account.balance, &code, &storage));
+        out.insert(
+            address.to_string(),
+            account_json(account.nonce, account.balance, &code, &storage),
+        );
     }
     Ok(out)
 }
@@ -137,13 +147,16 @@ pub(crate) fn blockchain_test_json(
 ) -> anyhow::Result<Value> {
     let pre: Map<String, Value> = alloc
         .iter()
-        .map(|(a, acc)| (a.to_string(), account_json(acc.nonce, acc.balance, &acc.code, &acc.storage)))
+        .map(|(a, acc)| {
+            (a.to_string(), account_json(acc.nonce, acc.balance, &acc.code, &acc.storage))
+        })
         .collect();
     let mut json_blocks = Vec::with_capacity(blocks.len());
     for b in blocks {
         let mut rlp = Vec::new();
         b.block.encode(&mut rlp);
-        let txs = b.block.body.transactions.iter().map(tx_json).collect::<anyhow::Result<Vec<_>>>()?;
+        let txs =
+            b.block.body.transactions.iter().map(tx_json).collect::<anyhow::Result<Vec<_>>>()?;
         let withdrawals = b.block.body.withdrawals.as_ref().map(|w| {
             w.iter()
                 .map(|w| json!({"index": q(w.index), "validatorIndex": q(w.validator_index), "address": w.address, "amount": q(w.amount)}))
@@ -181,7 +194,10 @@ pub(crate) fn blockchain_test_json(
             (name, json!({"target": q(p.target_blob_count), "max": q(p.max_blob_count), "baseFeeUpdateFraction": q(p.update_fraction as u64)}))
         })
         .collect();
-    let last = blocks.last().map(|b| b.block.header.hash_slow()).unwrap_or_else(|| genesis.header.hash_slow());
+    let last = blocks
+        .last()
+        .map(|b| b.block.header.hash_slow())
+        .unwrap_or_else(|| genesis.header.hash_slow());
     let test = json!({
         "network": fork.name(),
         "genesisBlockHeader": header_json(&genesis.header),

@@ -2,12 +2,12 @@
 //! builder (the executor the node uses) and writes it in every format the bench and the
 //! independent checkers read.
 
-use ethrex_blockchain::chain_file::{write_bals, write_blocks};
 use crate::ef_fixture::blockchain_test_json;
 use crate::workload::{system_contracts, Workload, WorkloadConfig};
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use anyhow::Context;
+use ethrex_blockchain::chain_file::{write_bals, write_blocks};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, init_genesis, GenesisAccount};
 use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
 use ethrex_common::{Block, BlockBody, BlockWithBal, ChainConfig, Fork, Withdrawal};
@@ -64,9 +64,13 @@ pub(crate) fn stress_config(fork: Fork) -> ChainConfig {
 /// `options.out`. Fails on an unsupported fork, `min_txs > max_txs`, or any build,
 /// import or write error.
 pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
-    anyhow::ensure!(matches!(options.fork, Fork::Osaka | Fork::Amsterdam), "--fork must be osaka or amsterdam");
+    anyhow::ensure!(
+        matches!(options.fork, Fork::Osaka | Fork::Amsterdam),
+        "--fork must be osaka or amsterdam"
+    );
     anyhow::ensure!(options.min_txs <= options.max_txs, "--min-txs must not exceed --max-txs");
-    std::fs::create_dir_all(&options.out).with_context(|| format!("creating {}", options.out.display()))?;
+    std::fs::create_dir_all(&options.out)
+        .with_context(|| format!("creating {}", options.out.display()))?;
     let fork = options.fork;
     let config = stress_config(fork);
     let mut workload = Workload::new(WorkloadConfig {
@@ -92,7 +96,11 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         alloc: alloc
             .iter()
             .map(|(a, acc)| {
-                let storage = acc.storage.iter().map(|(k, v)| (B256::from(*k), B256::from(*v))).collect::<BTreeMap<_, _>>();
+                let storage = acc
+                    .storage
+                    .iter()
+                    .map(|(k, v)| (B256::from(*k), B256::from(*v)))
+                    .collect::<BTreeMap<_, _>>();
                 let account = alloy_genesis::GenesisAccount::default()
                     .with_nonce(Some(acc.nonce))
                     .with_balance(acc.balance)
@@ -111,22 +119,35 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     let header = genesis_header(&genesis, alloc_state_root(&alloc)?);
     let store = Store::in_memory();
     init_genesis(&store, header.clone(), &alloc)?;
-    let genesis_block = Block { header, body: BlockBody { transactions: vec![], ommers: vec![], withdrawals: Some(Default::default()) } };
+    let genesis_block = Block {
+        header,
+        body: BlockBody {
+            transactions: vec![],
+            ommers: vec![],
+            withdrawals: Some(Default::default()),
+        },
+    };
     // Built blocks are imported through the sequential path: it checks the builder's
     // output with nothing taken from the BAL.
     let chain = Blockchain::new(store.clone(), config.clone())
         .with_options(ImportOptions { parallel: false, ..ImportOptions::default() });
 
     let progress = ProgressBar::new(options.blocks);
-    progress.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} blocks ({eta})").unwrap());
+    progress.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} blocks ({eta})").unwrap(),
+    );
     progress.set_message("building");
     let mut blocks: Vec<BlockWithBal> = Vec::with_capacity(options.blocks as usize);
     let mut withdrawal_index = 0u64;
     for number in 1..=options.blocks {
         let parent = store.head_header()?.context("store has no head")?;
         let timestamp = number * SECONDS_PER_SLOT;
-        let base_fee = parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or(GENESIS_BASE_FEE);
-        let blob_base_fee = match (config.blob_params_at(timestamp), config.next_excess_blob_gas(&parent, timestamp)) {
+        let base_fee =
+            parent.next_block_base_fee(BaseFeeParams::ethereum()).unwrap_or(GENESIS_BASE_FEE);
+        let blob_base_fee = match (
+            config.blob_params_at(timestamp),
+            config.next_excess_blob_gas(&parent, timestamp),
+        ) {
             (Some(p), Some(excess)) => p.calc_blob_fee(excess),
             _ => 1,
         };
@@ -137,7 +158,9 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
                 Withdrawal {
                     index: withdrawal_index,
                     validator_index: 1000 + (number * 7 + i) % 500,
-                    address: Address::from_word(keccak256([b"validator".as_slice(), &((number + i) % 64).to_be_bytes()].concat())),
+                    address: Address::from_word(keccak256(
+                        [b"validator".as_slice(), &((number + i) % 64).to_be_bytes()].concat(),
+                    )),
                     amount: 10_000_000 + number * 1000 + i,
                 }
             })
@@ -148,12 +171,18 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
             prev_randao: keccak256(number.to_be_bytes()),
             gas_limit: options.gas_limit,
             withdrawals,
-            parent_beacon_block_root: keccak256([b"beacon".as_slice(), &number.to_be_bytes()].concat()),
+            parent_beacon_block_root: keccak256(
+                [b"beacon".as_slice(), &number.to_be_bytes()].concat(),
+            ),
             slot_number: number,
             extra_data: Default::default(),
         };
-        let block = chain.build_block(&attributes, transactions).with_context(|| format!("building block {number}"))?;
-        chain.import_block(block.clone()).with_context(|| format!("importing built block {number}"))?;
+        let block = chain
+            .build_block(&attributes, transactions)
+            .with_context(|| format!("building block {number}"))?;
+        chain
+            .import_block(block.clone())
+            .with_context(|| format!("importing built block {number}"))?;
         blocks.push(block);
         progress.inc(1);
     }
@@ -167,7 +196,12 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(out.join("stress.bal.rlp"));
     }
     std::fs::write(out.join("stress.genesis.json"), serde_json::to_string_pretty(&genesis)?)?;
-    let name = format!("ethrex_stress_{}_seed{}_{}blocks", fork.name().to_lowercase(), options.seed, options.blocks);
+    let name = format!(
+        "ethrex_stress_{}_seed{}_{}blocks",
+        fork.name().to_lowercase(),
+        options.seed,
+        options.blocks
+    );
     let test = blockchain_test_json(&name, fork, &config, &genesis_block, &alloc, &blocks, &store)?;
     std::fs::write(out.join("stress.blockchain_test.json"), serde_json::to_string(&test)?)?;
 

@@ -58,7 +58,11 @@ fn ms(d: Duration) -> f64 {
 
 fn ggas(gas: u64, total: Duration) -> f64 {
     let s = total.as_secs_f64();
-    if s > 0.0 { gas as f64 / s / 1e9 } else { 0.0 }
+    if s > 0.0 {
+        gas as f64 / s / 1e9
+    } else {
+        0.0
+    }
 }
 
 impl BlockRow {
@@ -94,7 +98,12 @@ impl BlockRow {
             number,
             txs,
             gas,
-            stages: Stages { ggas_per_s: ggas(gas, exec), total_ms: ms(exec), exec_ms: ms(exec), ..Default::default() },
+            stages: Stages {
+                ggas_per_s: ggas(gas, exec),
+                total_ms: ms(exec),
+                exec_ms: ms(exec),
+                ..Default::default()
+            },
             path: "parallel",
             ..Default::default()
         }
@@ -108,7 +117,11 @@ pub(crate) fn median(mut values: Vec<f64>) -> f64 {
     }
     values.sort_by(|a, b| a.total_cmp(b));
     let n = values.len();
-    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }
 
 /// One mode's results: per-block rows and their medians. Serializes (without the name)
@@ -137,11 +150,25 @@ pub fn table(reports: &[ModeReport]) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "{:<11} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>12}\n",
-        "mode", "Ggas/s", "total", "recover", "warmer", "exec", "validate", "merkle", "store", "vs seq", "root from BAL", "persist (bg)"
+        "mode",
+        "Ggas/s",
+        "total",
+        "recover",
+        "warmer",
+        "exec",
+        "validate",
+        "merkle",
+        "store",
+        "vs seq",
+        "root from BAL",
+        "persist (bg)"
     ));
     for r in reports {
         let m = &r.median;
-        let vs = seq.filter(|s| *s > 0.0).map(|s| format!("{:.2}x", m.ggas_per_s / s)).unwrap_or_else(|| "-".into());
+        let vs = seq
+            .filter(|s| *s > 0.0)
+            .map(|s| format!("{:.2}x", m.ggas_per_s / s))
+            .unwrap_or_else(|| "-".into());
         let from_bal = r.blocks.iter().filter(|b| b.root_from_bal).count();
         out.push_str(&format!(
             "{:<11} {:>8.3} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>13} {:>12.2}\n",

@@ -5,15 +5,16 @@
 
 use crate::error::{BlockError, StorageFault};
 use crate::import::{recover_senders, Blockchain};
-use crate::validation::ReceiptsCommitment;
 use crate::state_root::compute_state_update;
+use crate::validation::ReceiptsCommitment;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip7685::Requests;
 use alloy_primitives::{Address, Bytes, B256};
 use ethrex_common::{
-    compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock, Transaction, Withdrawal,
+    compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock,
+    Transaction, Withdrawal,
 };
 use ethrex_vm::{execute_block_sequential, StoreDb};
 
@@ -51,14 +52,26 @@ pub struct BuiltBlock {
 impl Blockchain {
     /// Builds a block with exactly `transactions` on top of the current head. Fails if any
     /// transaction is invalid there. Nothing is written.
-    pub fn build_block(&self, attributes: &PayloadAttributes, transactions: Vec<Transaction>) -> Result<BlockWithBal, BlockError> {
+    pub fn build_block(
+        &self,
+        attributes: &PayloadAttributes,
+        transactions: Vec<Transaction>,
+    ) -> Result<BlockWithBal, BlockError> {
         self.build_payload(attributes, transactions).map(|built| built.block)
     }
 
     /// `build_block`, also returning the block's execution requests.
-    pub fn build_payload(&self, attributes: &PayloadAttributes, transactions: Vec<Transaction>) -> Result<BuiltBlock, BlockError> {
-        let parent_hash = self.store.head()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
-        let parent = self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
+    pub fn build_payload(
+        &self,
+        attributes: &PayloadAttributes,
+        transactions: Vec<Transaction>,
+    ) -> Result<BuiltBlock, BlockError> {
+        let parent_hash = self
+            .store
+            .head()?
+            .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+        let parent =
+            self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
         let timestamp = attributes.timestamp;
         let fork = self.config.fork_at(timestamp);
         let blob_gas_used = ethrex_common::blob_gas_used(&transactions);
@@ -68,7 +81,8 @@ impl Blockchain {
             ommers_hash: EMPTY_OMMER_ROOT_HASH,
             beneficiary: attributes.fee_recipient,
             transactions_root: calculate_transaction_root(&transactions),
-            withdrawals_root: (fork >= Fork::Shanghai).then(|| calculate_withdrawals_root(&attributes.withdrawals)),
+            withdrawals_root: (fork >= Fork::Shanghai)
+                .then(|| calculate_withdrawals_root(&attributes.withdrawals)),
             number: parent.number + 1,
             gas_limit: attributes.gas_limit,
             timestamp,
@@ -77,7 +91,8 @@ impl Blockchain {
             base_fee_per_gas: parent.next_block_base_fee(BaseFeeParams::ethereum()),
             blob_gas_used: (fork >= Fork::Cancun).then_some(blob_gas_used),
             excess_blob_gas: self.config.next_excess_blob_gas(&parent, timestamp),
-            parent_beacon_block_root: (fork >= Fork::Cancun).then_some(attributes.parent_beacon_block_root),
+            parent_beacon_block_root: (fork >= Fork::Cancun)
+                .then_some(attributes.parent_beacon_block_root),
             slot_number: (fork >= Fork::Amsterdam).then_some(attributes.slot_number),
             // Filled in below from execution.
             requests_hash: None,
@@ -89,7 +104,13 @@ impl Blockchain {
         let mut recovered = RecoveredBlock { hash: B256::ZERO, block, senders, bal: None };
         let amsterdam = fork >= Fork::Amsterdam;
         let db = StoreDb::new(self.store.clone(), parent_hash, parent.number);
-        let output = execute_block_sequential(db, &recovered.block, &recovered.senders, &self.config, amsterdam)?;
+        let output = execute_block_sequential(
+            db,
+            &recovered.block,
+            &recovered.senders,
+            &self.config,
+            amsterdam,
+        )?;
 
         let header = &mut recovered.block.header;
         header.gas_used = output.gas_used;
@@ -98,8 +119,12 @@ impl Blockchain {
         header.logs_bloom = receipts.bloom;
         header.requests_hash = output.requests.as_ref().map(|r| r.requests_hash());
         header.block_access_list_hash = output.bal.as_deref().map(compute_block_access_list_hash);
-        let (state_root, _, _) = compute_state_update(&self.store, parent.state_root, &output.accounts, output.codes)?;
+        let (state_root, _, _) =
+            compute_state_update(&self.store, parent.state_root, &output.accounts, output.codes)?;
         header.state_root = state_root;
-        Ok(BuiltBlock { block: BlockWithBal { block: recovered.block, bal: output.bal }, requests: output.requests })
+        Ok(BuiltBlock {
+            block: BlockWithBal { block: recovered.block, bal: output.bal },
+            requests: output.requests,
+        })
     }
 }

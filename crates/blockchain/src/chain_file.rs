@@ -62,11 +62,19 @@ pub enum ChainFileError {
 }
 
 fn write(path: &Path, bytes: Vec<u8>) -> Result<(), ChainFileError> {
-    std::fs::write(path, bytes).map_err(|source| ChainFileError::Io { action: "writing", path: path.into(), source })
+    std::fs::write(path, bytes).map_err(|source| ChainFileError::Io {
+        action: "writing",
+        path: path.into(),
+        source,
+    })
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, ChainFileError> {
-    std::fs::read(path).map_err(|source| ChainFileError::Io { action: "reading", path: path.into(), source })
+    std::fs::read(path).map_err(|source| ChainFileError::Io {
+        action: "reading",
+        path: path.into(),
+        source,
+    })
 }
 
 /// Writes the blocks, RLP-encoded and concatenated.
@@ -82,14 +90,18 @@ pub fn write_blocks(path: &Path, blocks: &[BlockWithBal]) -> Result<(), ChainFil
 pub fn write_bals(path: &Path, blocks: &[BlockWithBal]) -> Result<(), ChainFileError> {
     let mut out = Vec::new();
     for b in blocks {
-        let bal = b.bal.as_ref().ok_or(ChainFileError::MissingBal { number: b.block.header.number })?;
+        let bal =
+            b.bal.as_ref().ok_or(ChainFileError::MissingBal { number: b.block.header.number })?;
         bal.encode(&mut out);
     }
     write(path, out)
 }
 
 /// Decodes a concatenation of RLP items, naming the file and item on error.
-fn read_concatenated<T: Decodable>(path: &Path, what: &'static str) -> Result<Vec<T>, ChainFileError> {
+fn read_concatenated<T: Decodable>(
+    path: &Path,
+    what: &'static str,
+) -> Result<Vec<T>, ChainFileError> {
     let bytes = read(path)?;
     let mut rest = bytes.as_slice();
     let mut items = Vec::new();
@@ -125,15 +137,24 @@ pub fn read_chain(blocks: &Path, bals: Option<&Path>) -> Result<Vec<BlockWithBal
     };
     let bals = read_bals(bal_path)?;
     if bals.len() != blocks.len() {
-        return Err(ChainFileError::BalCount { path: bal_path.into(), bals: bals.len(), blocks: blocks.len() });
+        return Err(ChainFileError::BalCount {
+            path: bal_path.into(),
+            bals: bals.len(),
+            blocks: blocks.len(),
+        });
     }
-    Ok(blocks.into_iter().zip(bals).map(|(block, bal)| BlockWithBal { block, bal: Some(bal) }).collect())
+    Ok(blocks
+        .into_iter()
+        .zip(bals)
+        .map(|(block, bal)| BlockWithBal { block, bal: Some(bal) })
+        .collect())
 }
 
 /// Reads a geth-style genesis file.
 pub fn read_genesis(path: &Path) -> Result<alloy_genesis::Genesis, ChainFileError> {
     let text = read(path)?;
-    serde_json::from_slice(&text).map_err(|source| ChainFileError::Genesis { path: path.into(), source })
+    serde_json::from_slice(&text)
+        .map_err(|source| ChainFileError::Genesis { path: path.into(), source })
 }
 
 #[cfg(test)]
@@ -159,7 +180,8 @@ mod tests {
     fn a_bal_file_must_cover_every_block() {
         let dir = tempfile::tempdir().unwrap();
         let (blocks, bals) = (dir.path().join("c.rlp"), dir.path().join("c.bal.rlp"));
-        let chain = vec![BlockWithBal { block: Block::default(), bal: Some(BlockAccessList::default()) }];
+        let chain =
+            vec![BlockWithBal { block: Block::default(), bal: Some(BlockAccessList::default()) }];
         write_blocks(&blocks, &chain).unwrap();
         write_bals(&bals, &[]).unwrap();
         let err = read_chain(&blocks, Some(&bals)).unwrap_err();

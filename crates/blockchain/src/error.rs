@@ -226,7 +226,9 @@ impl From<ExecutionError> for BlockError {
     /// A bad signature is the same rejection wherever the sender was recovered.
     fn from(e: ExecutionError) -> Self {
         match e {
-            ExecutionError::InvalidSignature { index, reason } => BlockError::InvalidSignature { index, reason },
+            ExecutionError::InvalidSignature { index, reason } => {
+                BlockError::InvalidSignature { index, reason }
+            }
             other => BlockError::Execution(other),
         }
     }
@@ -264,7 +266,9 @@ impl BlockError {
             E::Malformed(_) | E::BalFormat(_) => "BlockException.INCORRECT_BLOCK_FORMAT",
             E::UnknownParent(_) | E::ParentStateUnavailable(_) => "BlockException.UNKNOWN_PARENT",
             E::InvalidNumber { .. } => "BlockException.INVALID_BLOCK_NUMBER",
-            E::InvalidTimestamp { .. } => "BlockException.INVALID_BLOCK_TIMESTAMP_OLDER_THAN_PARENT",
+            E::InvalidTimestamp { .. } => {
+                "BlockException.INVALID_BLOCK_TIMESTAMP_OLDER_THAN_PARENT"
+            }
             E::InvalidGasLimit { .. } => "BlockException.INVALID_GASLIMIT",
             E::GasUsedOverLimit { .. } => "BlockException.GAS_USED_OVERFLOW",
             E::InvalidBaseFee { .. } => "BlockException.INVALID_BASEFEE_PER_GAS",
@@ -283,24 +287,38 @@ impl BlockError {
                 ExecutionError::InvalidTransaction { kind, .. } => match kind {
                     TxErrorKind::NonceTooLow => "TransactionException.NONCE_MISMATCH_TOO_LOW",
                     TxErrorKind::NonceTooHigh => "TransactionException.NONCE_MISMATCH_TOO_HIGH",
-                    TxErrorKind::InsufficientFunds => "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS",
+                    TxErrorKind::InsufficientFunds => {
+                        "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS"
+                    }
                     TxErrorKind::IntrinsicGasTooLow => "TransactionException.INTRINSIC_GAS_TOO_LOW",
-                    TxErrorKind::GasLimitExceedsCap => "TransactionException.GAS_LIMIT_EXCEEDS_MAXIMUM",
+                    TxErrorKind::GasLimitExceedsCap => {
+                        "TransactionException.GAS_LIMIT_EXCEEDS_MAXIMUM"
+                    }
                     TxErrorKind::FeeTooLow => "TransactionException.INSUFFICIENT_MAX_FEE_PER_GAS",
                     TxErrorKind::SenderNotEoa => "TransactionException.SENDER_NOT_EOA",
-                    TxErrorKind::Blob => "TransactionException.TYPE_3_TX_INVALID_BLOB_VERSIONED_HASH",
-                    TxErrorKind::Authorization => "TransactionException.TYPE_4_TX_CONTRACT_CREATION",
+                    TxErrorKind::Blob => {
+                        "TransactionException.TYPE_3_TX_INVALID_BLOB_VERSIONED_HASH"
+                    }
+                    TxErrorKind::Authorization => {
+                        "TransactionException.TYPE_4_TX_CONTRACT_CREATION"
+                    }
                     TxErrorKind::TypeNotSupported => "TransactionException.TYPE_NOT_SUPPORTED",
                     TxErrorKind::Other => "TransactionException.INVALID_TRANSACTION",
                 },
-                ExecutionError::BlockGasOverflow { .. } => "TransactionException.GAS_ALLOWANCE_EXCEEDED",
+                ExecutionError::BlockGasOverflow { .. } => {
+                    "TransactionException.GAS_ALLOWANCE_EXCEEDED"
+                }
                 ExecutionError::SystemCall { .. } | ExecutionError::SystemContractMissing(_) => {
                     "BlockException.SYSTEM_CONTRACT_CALL_FAILED"
                 }
-                ExecutionError::InvalidDepositLayout(_) => "BlockException.INVALID_DEPOSIT_EVENT_LAYOUT",
+                ExecutionError::InvalidDepositLayout(_) => {
+                    "BlockException.INVALID_DEPOSIT_EVENT_LAYOUT"
+                }
                 ExecutionError::Bal(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
                 ExecutionError::Database(_) => "BlockException.UNKNOWN",
-                ExecutionError::InvalidSignature { .. } => "TransactionException.INVALID_SIGNATURE_VRS",
+                ExecutionError::InvalidSignature { .. } => {
+                    "TransactionException.INVALID_SIGNATURE_VRS"
+                }
             },
             E::GasUsed { .. } => "BlockException.INVALID_GAS_USED",
             E::ReceiptsRoot { .. } => "BlockException.INVALID_RECEIPTS_ROOT",

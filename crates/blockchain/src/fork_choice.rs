@@ -54,7 +54,11 @@ impl Blockchain {
     }
 
     /// A block from the store (a previously imported, valid block) or from `pending`.
-    fn find_block(&self, hash: &B256, pending: &dyn BlockSource) -> Result<Option<BlockWithBal>, BlockError> {
+    fn find_block(
+        &self,
+        hash: &B256,
+        pending: &dyn BlockSource,
+    ) -> Result<Option<BlockWithBal>, BlockError> {
         if let Some(b) = pending.block(hash) {
             return Ok(Some(b));
         }
@@ -67,8 +71,15 @@ impl Blockchain {
     /// Makes `new_head` the head. Blocks between its canonical ancestor and it are taken
     /// from the store or `pending` and executed in order. If one is invalid, the previous
     /// canonical chain is restored.
-    pub fn set_head(&self, new_head: B256, pending: &dyn BlockSource) -> Result<(), ForkChoiceError> {
-        let head = self.store.head()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+    pub fn set_head(
+        &self,
+        new_head: B256,
+        pending: &dyn BlockSource,
+    ) -> Result<(), ForkChoiceError> {
+        let head = self
+            .store
+            .head()?
+            .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
         if head == new_head {
             return Ok(());
         }
@@ -76,7 +87,8 @@ impl Blockchain {
         let mut branch = Vec::new();
         let mut cursor = new_head;
         while !self.is_canonical(&cursor)? {
-            let block = self.find_block(&cursor, pending)?.ok_or(ForkChoiceError::Unknown(cursor))?;
+            let block =
+                self.find_block(&cursor, pending)?.ok_or(ForkChoiceError::Unknown(cursor))?;
             cursor = block.block.header.parent_hash;
             branch.push(block);
         }
@@ -95,7 +107,11 @@ impl Blockchain {
                     // A local failure says nothing about the block: no verdict.
                     return Err(ForkChoiceError::Other(error));
                 }
-                return Err(ForkChoiceError::InvalidBlock { hash, latest_valid, error: Box::new(error) });
+                return Err(ForkChoiceError::InvalidBlock {
+                    hash,
+                    latest_valid,
+                    error: Box::new(error),
+                });
             }
         }
         Ok(())
@@ -105,13 +121,19 @@ impl Blockchain {
     fn unwind_to(&self, ancestor: B256) -> Result<Vec<BlockWithBal>, BlockError> {
         let mut unwound = Vec::new();
         loop {
-            let head = self.store.head()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+            let head = self
+                .store
+                .head()?
+                .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
             if head == ancestor {
                 return Ok(unwound);
             }
-            let block = self
-                .find_block(&head, &std::collections::HashMap::new())?
-                .ok_or_else(|| BlockError::Storage(StorageFault::message(format!("canonical block {head} missing"))))?;
+            let block =
+                self.find_block(&head, &std::collections::HashMap::new())?.ok_or_else(|| {
+                    BlockError::Storage(StorageFault::message(format!(
+                        "canonical block {head} missing"
+                    )))
+                })?;
             self.store.unwind_head()?;
             unwound.push(block);
         }

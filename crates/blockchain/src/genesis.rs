@@ -26,11 +26,14 @@ pub struct GenesisAccount {
 pub fn alloc_state_root(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<B256, BlockError> {
     let store = Store::in_memory();
     let (changes, codes) = alloc_changes(alloc);
-    let (root, _, _) = compute_state_update(&store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
+    let (root, _, _) =
+        compute_state_update(&store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
     Ok(root)
 }
 
-fn alloc_changes(alloc: &BTreeMap<Address, GenesisAccount>) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
+fn alloc_changes(
+    alloc: &BTreeMap<Address, GenesisAccount>,
+) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
     let mut codes = Vec::new();
     let changes = alloc
         .iter()
@@ -46,7 +49,12 @@ fn alloc_changes(alloc: &BTreeMap<Address, GenesisAccount>) -> (Vec<AccountChang
                 address: *address,
                 info: Some((account.nonce, account.balance, code_hash)),
                 storage_wiped: false,
-                storage: account.storage.iter().filter(|(_, v)| !v.is_zero()).map(|(k, v)| (*k, *v)).collect(),
+                storage: account
+                    .storage
+                    .iter()
+                    .filter(|(_, v)| !v.is_zero())
+                    .map(|(k, v)| (*k, *v))
+                    .collect(),
             }
         })
         .collect();
@@ -55,7 +63,11 @@ fn alloc_changes(alloc: &BTreeMap<Address, GenesisAccount>) -> (Vec<AccountChang
 
 /// Writes the genesis block and state into an empty store. The header's state root must
 /// match the allocation. Returns the genesis hash.
-pub fn init_genesis(store: &Store, header: Header, alloc: &BTreeMap<Address, GenesisAccount>) -> Result<B256, BlockError> {
+pub fn init_genesis(
+    store: &Store,
+    header: Header,
+    alloc: &BTreeMap<Address, GenesisAccount>,
+) -> Result<B256, BlockError> {
     if let Some(existing) = store.genesis_hash()? {
         let hash = header.hash_slow();
         if existing != hash {
@@ -66,13 +78,15 @@ pub fn init_genesis(store: &Store, header: Header, alloc: &BTreeMap<Address, Gen
         return Ok(hash);
     }
     let (changes, codes) = alloc_changes(alloc);
-    let (root, update, _) = compute_state_update(store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
+    let (root, update, _) =
+        compute_state_update(store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
     if root != header.state_root {
         return Err(BlockError::StateRoot { expected: header.state_root, got: root });
     }
     let hash = header.hash_slow();
     let withdrawals = header.withdrawals_root.map(|_| Default::default());
-    let block = Block { header, body: BlockBody { transactions: vec![], ommers: vec![], withdrawals } };
+    let block =
+        Block { header, body: BlockBody { transactions: vec![], ommers: vec![], withdrawals } };
     store.commit_genesis(hash, &block, update)?;
     Ok(hash)
 }
@@ -101,7 +115,8 @@ pub fn genesis_header(genesis: &alloy_genesis::Genesis, state_root: B256) -> Hea
         base_fee_per_gas: Some(genesis.base_fee_per_gas.map(|f| f as u64).unwrap_or(1_000_000_000)),
         withdrawals_root: (fork >= Fork::Shanghai).then_some(ethrex_common::EMPTY_ROOT_HASH),
         blob_gas_used: (fork >= Fork::Cancun).then_some(genesis.blob_gas_used.unwrap_or_default()),
-        excess_blob_gas: (fork >= Fork::Cancun).then_some(genesis.excess_blob_gas.unwrap_or_default()),
+        excess_blob_gas: (fork >= Fork::Cancun)
+            .then_some(genesis.excess_blob_gas.unwrap_or_default()),
         parent_beacon_block_root: (fork >= Fork::Cancun).then_some(B256::ZERO),
         requests_hash: (fork >= Fork::Prague).then_some(alloy_eips::eip7685::EMPTY_REQUESTS_HASH),
         block_access_list_hash: (fork >= Fork::Amsterdam).then_some(ethrex_common::EMPTY_BAL_HASH),
@@ -111,7 +126,12 @@ pub fn genesis_header(genesis: &alloy_genesis::Genesis, state_root: B256) -> Hea
 
 /// The genesis header under `config` for a genesis that sets only its gas limit and base
 /// fee (everything else zero or empty), at the fork `config` runs at time 0.
-pub fn genesis_header_at(config: &ethrex_common::ChainConfig, gas_limit: u64, base_fee_per_gas: u64, state_root: B256) -> Header {
+pub fn genesis_header_at(
+    config: &ethrex_common::ChainConfig,
+    gas_limit: u64,
+    base_fee_per_gas: u64,
+    state_root: B256,
+) -> Header {
     let genesis = alloy_genesis::Genesis {
         config: config.inner.clone(),
         gas_limit,
@@ -130,11 +150,20 @@ pub fn geth_alloc(genesis: &alloy_genesis::Genesis) -> BTreeMap<Address, Genesis
             let storage = a
                 .storage
                 .as_ref()
-                .map(|s| s.iter().map(|(k, v)| (U256::from_be_bytes(k.0), U256::from_be_bytes(v.0))).collect())
+                .map(|s| {
+                    s.iter()
+                        .map(|(k, v)| (U256::from_be_bytes(k.0), U256::from_be_bytes(v.0)))
+                        .collect()
+                })
                 .unwrap_or_default();
             (
                 *address,
-                GenesisAccount { nonce: a.nonce.unwrap_or_default(), balance: a.balance, code: a.code.clone().unwrap_or_default(), storage },
+                GenesisAccount {
+                    nonce: a.nonce.unwrap_or_default(),
+                    balance: a.balance,
+                    code: a.code.clone().unwrap_or_default(),
+                    storage,
+                },
             )
         })
         .collect()

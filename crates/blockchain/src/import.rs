@@ -6,17 +6,20 @@
 //! Nothing is written unless every check passed.
 
 use crate::error::BlockError;
-use crate::state_root::{changes_from_bal, compute_state_update_with};
 use crate::metrics::{record_cache_stats, record_metrics};
+use crate::state_root::{changes_from_bal, compute_state_update_with};
 use crate::validation::{
-    account_order_violation, validate_bal_form, validate_bal_hash, validate_body, validate_execution_output,
-    validate_header_against_parent, ReceiptsCommitment,
+    account_order_violation, validate_bal_form, validate_bal_hash, validate_body,
+    validate_execution_output, validate_header_against_parent, ReceiptsCommitment,
 };
 use alloy_primitives::{Address, B256};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, RecoveredBlock};
 use ethrex_storage::{BlockCommit, PreparedCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_sequential, run_transactions_parallel, AccountChange, BlockExecutionOutput, CachingDb, ParallelRun, StoreDb};
+use ethrex_vm::{
+    execute_block_sequential, run_transactions_parallel, AccountChange, BlockExecutionOutput,
+    CachingDb, ParallelRun, StoreDb,
+};
 use std::time::{Duration, Instant};
 
 /// Wall time of each stage of one block's import.
@@ -62,7 +65,9 @@ impl ExecutionPath {
             ExecutionPath::SequentialNoBal => "sequential (no BAL before Amsterdam)",
             ExecutionPath::SequentialSmallBlock => "sequential (below parallel threshold)",
             ExecutionPath::SequentialDisabled => "sequential (parallel execution disabled)",
-            ExecutionPath::SequentialBalUnusable => "sequential (header BAL unusable for parallel execution)",
+            ExecutionPath::SequentialBalUnusable => {
+                "sequential (header BAL unusable for parallel execution)"
+            }
         }
     }
 }
@@ -88,7 +93,12 @@ pub struct ImportOptions {
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        Self { parallel: true, parallel_threshold: BAL_PARALLEL_TX_THRESHOLD, warmer: false, parallel_trie: true }
+        Self {
+            parallel: true,
+            parallel_threshold: BAL_PARALLEL_TX_THRESHOLD,
+            warmer: false,
+            parallel_trie: true,
+        }
     }
 }
 
@@ -159,7 +169,12 @@ pub fn recover_senders(block: &ethrex_common::Block) -> Result<Vec<Address>, Blo
 impl Blockchain {
     /// A chain on `store` (which must hold a genesis) with the default import options.
     pub fn new(store: Store, config: ChainConfig) -> Self {
-        Self { store, config, options: ImportOptions::default(), single_core: std::sync::OnceLock::new() }
+        Self {
+            store,
+            config,
+            options: ImportOptions::default(),
+            single_core: std::sync::OnceLock::new(),
+        }
     }
 
     /// The same chain importing with `options`.
@@ -172,10 +187,14 @@ impl Blockchain {
         match bal {
             None => ExecutionPath::SequentialNoBal,
             Some(_) if !self.options.parallel => ExecutionPath::SequentialDisabled,
-            Some(_) if block.body.transactions.len() < self.options.parallel_threshold => ExecutionPath::SequentialSmallBlock,
+            Some(_) if block.body.transactions.len() < self.options.parallel_threshold => {
+                ExecutionPath::SequentialSmallBlock
+            }
             // The parallel path indexes the BAL by address; a non-canonical account list
             // is judged by the sequential path after execution.
-            Some(bal) if account_order_violation(bal).is_some() => ExecutionPath::SequentialBalUnusable,
+            Some(bal) if account_order_violation(bal).is_some() => {
+                ExecutionPath::SequentialBalUnusable
+            }
             Some(_) => ExecutionPath::Parallel,
         }
     }
@@ -207,8 +226,13 @@ impl Blockchain {
                 }
                 self.options.parallel_trie.then(|| {
                     let (changes, codes) = changes_from_bal(cache, bal)?;
-                    let (root, update, change_set) =
-                        compute_state_update_with(&self.store, cache, parent.state_root, &changes, codes)?;
+                    let (root, update, change_set) = compute_state_update_with(
+                        &self.store,
+                        cache,
+                        parent.state_root,
+                        &changes,
+                        codes,
+                    )?;
                     Ok(BalMerkleization { changes, root, update, change_set })
                 })
             },
@@ -221,7 +245,8 @@ impl Blockchain {
             }
         };
         // A failure here only means the root is computed after execution instead.
-        let merkleized = merkleized.and_then(|m| m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok());
+        let merkleized = merkleized
+            .and_then(|m| m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok());
         let receipts = std::mem::take(&mut executed.receipts);
         let senders = std::mem::take(&mut executed.senders);
         let (output, (commitment, from_bal)) = rayon::join(
@@ -246,7 +271,13 @@ impl Blockchain {
         output.receipts = receipts;
         timings.exec = t.elapsed();
         record_cache_stats(cache);
-        Ok(Some(Executed { senders, output, path: ExecutionPath::Parallel, receipts: Some(commitment), from_bal }))
+        Ok(Some(Executed {
+            senders,
+            output,
+            path: ExecutionPath::Parallel,
+            receipts: Some(commitment),
+            from_bal,
+        }))
     }
 
     /// Recovers the senders and executes on the parent's state by the chosen path. On the
@@ -298,14 +329,20 @@ impl Blockchain {
         pool.install(|| self.import_block_on_current_pool(block))
     }
 
-    fn import_block_on_current_pool(&self, block: BlockWithBal) -> Result<ImportOutcome, BlockError> {
+    fn import_block_on_current_pool(
+        &self,
+        block: BlockWithBal,
+    ) -> Result<ImportOutcome, BlockError> {
         let start = Instant::now();
         let mut timings = BlockTimings::default();
         let BlockWithBal { block, bal } = block;
         let header = &block.header;
         let hash = header.hash_slow();
 
-        let parent = self.store.header(&header.parent_hash)?.ok_or(BlockError::UnknownParent(header.parent_hash))?;
+        let parent = self
+            .store
+            .header(&header.parent_hash)?
+            .ok_or(BlockError::UnknownParent(header.parent_hash))?;
         if self.store.head()? != Some(header.parent_hash) {
             return Err(BlockError::ParentStateUnavailable(header.parent_hash));
         }
@@ -319,7 +356,9 @@ impl Blockchain {
             match (&bal, amsterdam) {
                 (Some(bal), true) => validate_bal_hash(header, bal),
                 (None, true) => Err(BlockError::BalMissing),
-                (Some(_), false) => Err(BlockError::HeaderFieldMismatch("blockAccessList before Amsterdam")),
+                (Some(_), false) => {
+                    Err(BlockError::HeaderFieldMismatch("blockAccessList before Amsterdam"))
+                }
                 (None, false) => Ok(()),
             }
         };
@@ -334,9 +373,11 @@ impl Blockchain {
             return Err(form_error);
         }
         // The parent's state as every stage of this block reads it.
-        let cache = CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
-        let (checked, executed) =
-            rayon::join(content_checks, || self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings));
+        let cache =
+            CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
+        let (checked, executed) = rayon::join(content_checks, || {
+            self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings)
+        });
         checked?;
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed?;
         let block = RecoveredBlock { hash, block, senders, bal };
@@ -351,20 +392,38 @@ impl Blockchain {
         let t = Instant::now();
         let root_from_bal = from_bal.as_ref().is_some_and(|m| m.changes == output.accounts);
         if from_bal.is_some() && !root_from_bal {
-            tracing::debug!(block = block.block.header.number, "BAL-derived changes differ from execution's; recomputing the root");
+            tracing::debug!(
+                block = block.block.header.number,
+                "BAL-derived changes differ from execution's; recomputing the root"
+            );
         }
         let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
         let (state_root, prepared) = match from_bal.filter(|_| root_from_bal) {
             Some(m) => (m.root, m.prepared),
             None => {
-                let (root, state, change_set) =
-                    compute_state_update_with(&self.store, &cache, parent.state_root, &accounts, codes)?;
-                let commit = BlockCommit { hash, block: &block.block, bal: block.bal.as_ref(), receipts: &receipts, state, change_set };
+                let (root, state, change_set) = compute_state_update_with(
+                    &self.store,
+                    &cache,
+                    parent.state_root,
+                    &accounts,
+                    codes,
+                )?;
+                let commit = BlockCommit {
+                    hash,
+                    block: &block.block,
+                    bal: block.bal.as_ref(),
+                    receipts: &receipts,
+                    state,
+                    change_set,
+                };
                 (root, Store::prepare_block(commit))
             }
         };
         if state_root != block.block.header.state_root {
-            return Err(BlockError::StateRoot { expected: block.block.header.state_root, got: state_root });
+            return Err(BlockError::StateRoot {
+                expected: block.block.header.state_root,
+                got: state_root,
+            });
         }
         timings.merkle = t.elapsed();
 

@@ -13,4 +13,7 @@ pub mod validation;
 
 pub use builder::{BuiltBlock, PayloadAttributes};
 pub use error::{BlockError, StorageFault};
-pub use import::{BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, BAL_PARALLEL_TX_THRESHOLD};
+pub use import::{
+    BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome,
+    BAL_PARALLEL_TX_THRESHOLD,
+};

@@ -21,12 +21,14 @@ pub(crate) fn record_metrics(t: &BlockTimings, gas: u64, number: u64, path: Exec
         ("store", t.store),
         ("total", t.total),
     ] {
-        metrics::histogram!("ethrex_block_import_seconds", "stage" => stage).record(d.as_secs_f64());
+        metrics::histogram!("ethrex_block_import_seconds", "stage" => stage)
+            .record(d.as_secs_f64());
     }
     metrics::counter!("ethrex_gas_imported_total").increment(gas);
     metrics::counter!("ethrex_blocks_imported_total", "path" => path.describe()).increment(1);
     metrics::gauge!("ethrex_head_number").set(number as f64);
     if t.total.as_secs_f64() > 0.0 {
-        metrics::gauge!("ethrex_last_block_ggas_per_second").set(gas as f64 / t.total.as_secs_f64() / 1e9);
+        metrics::gauge!("ethrex_last_block_ggas_per_second")
+            .set(gas as f64 / t.total.as_secs_f64() / 1e9);
     }
 }

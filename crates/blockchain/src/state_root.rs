@@ -53,7 +53,11 @@ where
     }
 }
 
-fn account_outcome(store: &Store, pre: &impl PreBlockSlots, change: &AccountChange) -> Result<AccountOutcome, BlockError> {
+fn account_outcome(
+    store: &Store,
+    pre: &impl PreBlockSlots,
+    change: &AccountChange,
+) -> Result<AccountOutcome, BlockError> {
     let address = change.address;
     let previous = store.account(&address)?;
     let mut outcome = AccountOutcome {
@@ -78,7 +82,8 @@ fn account_outcome(store: &Store, pre: &impl PreBlockSlots, change: &AccountChan
     };
     let base_root = if wipe { EMPTY_ROOT_HASH } else { previous_root };
     let mut updates = Vec::with_capacity(change.storage.len());
-    let slot_keys: Vec<[u8; 32]> = change.storage.iter().map(|(slot, _)| slot.to_be_bytes::<32>()).collect();
+    let slot_keys: Vec<[u8; 32]> =
+        change.storage.iter().map(|(slot, _)| slot.to_be_bytes::<32>()).collect();
     let hashed_keys = keccak256_all(&slot_keys);
     for ((slot, value), hashed_key) in change.storage.iter().zip(hashed_keys) {
         if !wipe {
@@ -165,7 +170,10 @@ pub fn compute_state_update_with(
 /// pre-block value and accounts left as they were are dropped, and accounts left empty
 /// are deleted (EIP-161). Reads of the pre-block state go through `db` (the warmed
 /// cache); an account whose nonce, balance and code the BAL all rewrites is not read.
-pub fn changes_from_bal<DB>(db: &DB, bal: &ethrex_common::BlockAccessList) -> Result<(Vec<AccountChange>, Vec<NewCode>), BlockError>
+pub fn changes_from_bal<DB>(
+    db: &DB,
+    bal: &ethrex_common::BlockAccessList,
+) -> Result<(Vec<AccountChange>, Vec<NewCode>), BlockError>
 where
     DB: revm::database_interface::DatabaseRef + Sync,
     DB::Error: std::error::Error + Send + Sync + 'static,
@@ -173,16 +181,41 @@ where
     let db_err = |e: DB::Error| BlockError::Storage(StorageFault::new(e));
     let per_account: Vec<(Option<AccountChange>, Vec<NewCode>)> = bal
         .par_iter()
-        .filter(|a| !a.balance_changes.is_empty() || !a.nonce_changes.is_empty() || !a.code_changes.is_empty() || !a.storage_changes.is_empty())
+        .filter(|a| {
+            !a.balance_changes.is_empty()
+                || !a.nonce_changes.is_empty()
+                || !a.code_changes.is_empty()
+                || !a.storage_changes.is_empty()
+        })
         .map(|a| {
             let address = a.address;
-            let codes: Vec<NewCode> = a.code_changes.iter().map(|c| (keccak256(&c.new_code), c.new_code.clone())).collect();
-            let covers_all = !a.balance_changes.is_empty() && !a.nonce_changes.is_empty() && !a.code_changes.is_empty();
+            let codes: Vec<NewCode> = a
+                .code_changes
+                .iter()
+                .map(|c| (keccak256(&c.new_code), c.new_code.clone()))
+                .collect();
+            let covers_all = !a.balance_changes.is_empty()
+                && !a.nonce_changes.is_empty()
+                && !a.code_changes.is_empty();
             let pre = if covers_all { None } else { db.basic_ref(address).map_err(db_err)? };
             let pre_info = pre.as_ref().map(|i| (i.nonce, i.balance, i.code_hash));
-            let nonce = a.nonce_changes.last().map(|c| c.new_nonce).or(pre_info.map(|p| p.0)).unwrap_or_default();
-            let balance = a.balance_changes.last().map(|c| c.post_balance).or(pre_info.map(|p| p.1)).unwrap_or_default();
-            let code_hash = codes.last().map(|(h, _)| *h).or(pre_info.map(|p| p.2)).unwrap_or(ethrex_common::KECCAK_EMPTY);
+            let nonce = a
+                .nonce_changes
+                .last()
+                .map(|c| c.new_nonce)
+                .or(pre_info.map(|p| p.0))
+                .unwrap_or_default();
+            let balance = a
+                .balance_changes
+                .last()
+                .map(|c| c.post_balance)
+                .or(pre_info.map(|p| p.1))
+                .unwrap_or_default();
+            let code_hash = codes
+                .last()
+                .map(|(h, _)| *h)
+                .or(pre_info.map(|p| p.2))
+                .unwrap_or(ethrex_common::KECCAK_EMPTY);
             let mut storage = Vec::with_capacity(a.storage_changes.len());
             for slot in &a.storage_changes {
                 let Some(last) = slot.changes.last() else { continue };
@@ -193,8 +226,14 @@ where
             storage.sort_unstable_by_key(|(k, _)| *k);
             let empty = nonce == 0 && balance.is_zero() && code_hash == ethrex_common::KECCAK_EMPTY;
             let info = (!empty).then_some((nonce, balance, code_hash));
-            let unchanged = info == pre_info && storage.is_empty() && (pre.is_some() || !covers_all);
-            let change = (!unchanged).then_some(AccountChange { address, info, storage_wiped: false, storage });
+            let unchanged =
+                info == pre_info && storage.is_empty() && (pre.is_some() || !covers_all);
+            let change = (!unchanged).then_some(AccountChange {
+                address,
+                info,
+                storage_wiped: false,
+                storage,
+            });
             Ok((change, codes))
         })
         .collect::<Result<_, BlockError>>()?;
@@ -212,7 +251,9 @@ where
 /// scratch, ignoring stored trie nodes) and compares it with the head header's. Used after
 /// a crash to prove the head and its state are consistent.
 pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
-    let head = store.head_header()?.ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+    let head = store
+        .head_header()?
+        .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
     let accounts = store.all_accounts()?;
     let leaves = accounts
         .par_iter()

@@ -7,9 +7,9 @@
 //! `alloy-eips` (which carries them as protocol constants) rather than transcribed, so a
 //! typo cannot slip in; the test below checks the EIP addresses and the code's prologue.
 
+use crate::genesis::GenesisAccount;
 use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
 use alloy_primitives::{Address, Bytes, U256};
-use crate::genesis::GenesisAccount;
 use std::collections::BTreeMap;
 
 /// EIP-2935 (Prague): historical block hashes in state, ring buffer of 8191.
@@ -24,12 +24,18 @@ pub fn beacon_roots() -> (Address, Bytes) {
 
 /// EIP-7002 (Prague): execution-layer triggerable withdrawal requests.
 pub fn withdrawal_requests() -> (Address, Bytes) {
-    (eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE.clone())
+    (
+        eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
+        eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE.clone(),
+    )
 }
 
 /// EIP-7251 (Prague): consolidation requests.
 pub fn consolidation_requests() -> (Address, Bytes) {
-    (eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE.clone())
+    (
+        eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
+        eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE.clone(),
+    )
 }
 
 /// The four predeploys as genesis accounts: nonce 1 (as they were deployed on mainnet),
@@ -37,7 +43,12 @@ pub fn consolidation_requests() -> (Address, Bytes) {
 pub fn system_contracts() -> BTreeMap<Address, GenesisAccount> {
     [history_storage(), beacon_roots(), withdrawal_requests(), consolidation_requests()]
         .into_iter()
-        .map(|(address, code)| (address, GenesisAccount { nonce: 1, balance: U256::ZERO, code, storage: BTreeMap::new() }))
+        .map(|(address, code)| {
+            (
+                address,
+                GenesisAccount { nonce: 1, balance: U256::ZERO, code, storage: BTreeMap::new() },
+            )
+        })
         .collect()
 }
 
@@ -60,7 +71,9 @@ mod tests {
             let acc = &sc[&a];
             assert!(!acc.code.is_empty());
             // Every one of them starts by checking the caller against SYSTEM_ADDRESS.
-            assert!(acc.code.starts_with(&alloy_primitives::hex!("3373fffffffffffffffffffffffffffffffffffffffe")));
+            assert!(acc.code.starts_with(&alloy_primitives::hex!(
+                "3373fffffffffffffffffffffffffffffffffffffffe"
+            )));
             assert_ne!(keccak256(&acc.code), ethrex_common::KECCAK_EMPTY);
         }
     }

@@ -3,13 +3,16 @@
 //! against what the header commits to (after it).
 
 use crate::error::BlockError;
-use alloy_consensus::proofs::{calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root};
+use alloy_consensus::proofs::{
+    calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root,
+};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip7928::{validate_block_access_list, BlockAccessListValidationError, ITEM_COST};
 use alloy_primitives::{Address, Bloom, B256};
 use ethrex_common::{
-    blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork, Header, Receipt, RecoveredBlock,
+    blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork,
+    Header, Receipt, RecoveredBlock,
 };
 use ethrex_vm::BlockExecutionOutput;
 
@@ -30,14 +33,25 @@ pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(
     require(header.withdrawals_root.is_some(), fork >= Fork::Shanghai, "withdrawalsRoot")?;
     require(header.blob_gas_used.is_some(), fork >= Fork::Cancun, "blobGasUsed")?;
     require(header.excess_blob_gas.is_some(), fork >= Fork::Cancun, "excessBlobGas")?;
-    require(header.parent_beacon_block_root.is_some(), fork >= Fork::Cancun, "parentBeaconBlockRoot")?;
+    require(
+        header.parent_beacon_block_root.is_some(),
+        fork >= Fork::Cancun,
+        "parentBeaconBlockRoot",
+    )?;
     require(header.requests_hash.is_some(), fork >= Fork::Prague, "requestsHash")?;
-    require(header.block_access_list_hash.is_some(), fork >= Fork::Amsterdam, "blockAccessListHash")?;
+    require(
+        header.block_access_list_hash.is_some(),
+        fork >= Fork::Amsterdam,
+        "blockAccessListHash",
+    )?;
     require(header.slot_number.is_some(), fork >= Fork::Amsterdam, "slotNumber")?;
     if header.extra_data.len() > 32 {
         return Err(BlockError::ExtraDataTooLong(header.extra_data.len()));
     }
-    if !header.difficulty.is_zero() || !header.nonce.is_zero() || header.ommers_hash != EMPTY_OMMER_ROOT_HASH {
+    if !header.difficulty.is_zero()
+        || !header.nonce.is_zero()
+        || header.ommers_hash != EMPTY_OMMER_ROOT_HASH
+    {
         return Err(BlockError::InvalidPowFields);
     }
     Ok(())
@@ -45,26 +59,42 @@ pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(
 
 /// The header against its parent: number, timestamp, gas limit bound, gas used, base
 /// fee, excess blob gas, and (through `validate_header_fields`) the fork's fields.
-pub fn validate_header_against_parent(config: &ChainConfig, header: &Header, parent: &Header) -> Result<(), BlockError> {
+pub fn validate_header_against_parent(
+    config: &ChainConfig,
+    header: &Header,
+    parent: &Header,
+) -> Result<(), BlockError> {
     validate_header_fields(config, header)?;
     if header.number != parent.number + 1 {
         return Err(BlockError::InvalidNumber { expected: parent.number + 1, got: header.number });
     }
     if header.timestamp <= parent.timestamp {
-        return Err(BlockError::InvalidTimestamp { parent: parent.timestamp, got: header.timestamp });
+        return Err(BlockError::InvalidTimestamp {
+            parent: parent.timestamp,
+            got: header.timestamp,
+        });
     }
     let bound = parent.gas_limit / GAS_LIMIT_BOUND_DIVISOR;
     if header.gas_limit.abs_diff(parent.gas_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
-        return Err(BlockError::InvalidGasLimit { parent: parent.gas_limit, got: header.gas_limit });
+        return Err(BlockError::InvalidGasLimit {
+            parent: parent.gas_limit,
+            got: header.gas_limit,
+        });
     }
     if header.gas_used > header.gas_limit {
-        return Err(BlockError::GasUsedOverLimit { used: header.gas_used, limit: header.gas_limit });
+        return Err(BlockError::GasUsedOverLimit {
+            used: header.gas_used,
+            limit: header.gas_limit,
+        });
     }
     let expected_base_fee = parent
         .next_block_base_fee(BaseFeeParams::ethereum())
         .ok_or(BlockError::HeaderFieldMismatch("parent baseFeePerGas"))?;
     if header.base_fee_per_gas != Some(expected_base_fee) {
-        return Err(BlockError::InvalidBaseFee { expected: expected_base_fee, got: header.base_fee_per_gas });
+        return Err(BlockError::InvalidBaseFee {
+            expected: expected_base_fee,
+            got: header.base_fee_per_gas,
+        });
     }
     if let Some(expected) = config.next_excess_blob_gas(parent, header.timestamp) {
         if header.excess_blob_gas != Some(expected) {
@@ -83,7 +113,10 @@ pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockErr
     }
     let tx_root = calculate_transaction_root(&body.transactions);
     if tx_root != header.transactions_root {
-        return Err(BlockError::TransactionsRoot { expected: header.transactions_root, got: tx_root });
+        return Err(BlockError::TransactionsRoot {
+            expected: header.transactions_root,
+            got: tx_root,
+        });
     }
     match (&body.withdrawals, header.withdrawals_root) {
         (Some(w), Some(expected)) => {
@@ -102,7 +135,10 @@ pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockErr
             return Err(BlockError::BlobGasOverMax(blob_gas, max));
         }
         if header.blob_gas_used != Some(blob_gas) {
-            return Err(BlockError::BlobGasUsed { expected: header.blob_gas_used.unwrap_or_default(), got: blob_gas });
+            return Err(BlockError::BlobGasUsed {
+                expected: header.blob_gas_used.unwrap_or_default(),
+                got: blob_gas,
+            });
         }
     }
     Ok(())
@@ -122,7 +158,9 @@ pub fn account_order_violation(bal: &BlockAccessList) -> Option<String> {
 
 /// The BAL is the one the header commits to.
 pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), BlockError> {
-    let expected = header.block_access_list_hash.ok_or(BlockError::HeaderFieldMismatch("blockAccessListHash"))?;
+    let expected = header
+        .block_access_list_hash
+        .ok_or(BlockError::HeaderFieldMismatch("blockAccessListHash"))?;
     let got = compute_block_access_list_hash(bal);
     if got != expected {
         return Err(BlockError::BalHashMismatch { expected, got });
@@ -138,7 +176,11 @@ pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), B
 /// `validate_execution_output`): a list naming an account execution never touches is an
 /// invalid BAL, while a list naming exactly the touched accounts in the wrong order or
 /// twice is a malformed one. That is how the reference tests classify the two.
-pub fn validate_bal_form(header: &Header, bal: &BlockAccessList, tx_count: usize) -> Result<(), BlockError> {
+pub fn validate_bal_form(
+    header: &Header,
+    bal: &BlockAccessList,
+    tx_count: usize,
+) -> Result<(), BlockError> {
     let items = alloy_eips::eip7928::total_bal_items(bal);
     if items.saturating_mul(ITEM_COST as u64) > header.gas_limit {
         return Err(BlockError::BalTooLarge { items, gas_limit: header.gas_limit });
@@ -155,7 +197,9 @@ pub fn validate_bal_form(header: &Header, bal: &BlockAccessList, tx_count: usize
     if let Err(e) = validate_block_access_list(checked, tx_count) {
         return Err(match e {
             BlockAccessListValidationError::DuplicateAccount { .. }
-            | BlockAccessListValidationError::AccountsOutOfOrder { .. } => BlockError::BalFormat(e.to_string()),
+            | BlockAccessListValidationError::AccountsOutOfOrder { .. } => {
+                BlockError::BalFormat(e.to_string())
+            }
             other => BlockError::BalMismatch(other.to_string()),
         });
     }
@@ -185,15 +229,22 @@ fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> St
     for (i, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
         if e != g {
             return if e.address != g.address {
-                format!("entry {i}: header lists account {}, execution touched {}", e.address, g.address)
+                format!(
+                    "entry {i}: header lists account {}, execution touched {}",
+                    e.address, g.address
+                )
             } else {
                 format!("account {}: header {:?}, execution {:?}", e.address, e, g)
             };
         }
     }
     match expected.len().cmp(&got.len()) {
-        std::cmp::Ordering::Greater => format!("header lists extra account {}", expected[got.len()].address),
-        std::cmp::Ordering::Less => format!("execution touched unlisted account {}", got[expected.len()].address),
+        std::cmp::Ordering::Greater => {
+            format!("header lists extra account {}", expected[got.len()].address)
+        }
+        std::cmp::Ordering::Less => {
+            format!("execution touched unlisted account {}", got[expected.len()].address)
+        }
         std::cmp::Ordering::Equal => "lists differ".to_string(),
     }
 }
@@ -211,7 +262,10 @@ pub fn validate_execution_output(
         return Err(BlockError::GasUsed { expected: header.gas_used, got: output.gas_used });
     }
     if receipts.root != header.receipts_root {
-        return Err(BlockError::ReceiptsRoot { expected: header.receipts_root, got: receipts.root });
+        return Err(BlockError::ReceiptsRoot {
+            expected: header.receipts_root,
+            got: receipts.root,
+        });
     }
     if receipts.bloom != header.logs_bloom {
         return Err(BlockError::LogsBloom);
@@ -223,7 +277,10 @@ pub fn validate_execution_output(
         }
     }
     if let Some(expected) = &block.bal {
-        let got = output.bal.as_ref().ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
+        let got = output
+            .bal
+            .as_ref()
+            .ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
         if let Some(violation) = account_order_violation(expected) {
             let mut named: Vec<Address> = expected.iter().map(|a| a.address).collect();
             named.sort_unstable();
@@ -232,7 +289,9 @@ pub fn validate_execution_output(
             return Err(if named == touched {
                 BlockError::BalFormat(violation)
             } else {
-                BlockError::BalMismatch(format!("{violation}; and the accounts listed differ from those execution touched"))
+                BlockError::BalMismatch(format!(
+                    "{violation}; and the accounts listed differ from those execution touched"
+                ))
             });
         }
         if got != expected {

@@ -11,7 +11,7 @@ mod common;
 use alloy_eips::eip7928::{AccountChanges, BlockAccessIndex};
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
 use common::*;
-use ethrex_blockchain::{Blockchain, BlockError, ExecutionPath, ImportOutcome};
+use ethrex_blockchain::{BlockError, Blockchain, ExecutionPath, ImportOutcome};
 use ethrex_common::{compute_block_access_list_hash, AccountState, BlockAccessList, BlockWithBal};
 use ethrex_storage::{DbKind, Store};
 use std::collections::BTreeMap;
@@ -43,15 +43,17 @@ impl Pair {
     /// Imports a valid block on both paths and checks that they agree on everything.
     fn import_valid(&self, block: &BlockWithBal, what: &str) -> (ImportOutcome, ImportOutcome) {
         let hash = block.hash();
-        let par = self
-            .parallel
-            .import_block(block.clone())
-            .unwrap_or_else(|e| panic!("{what}: parallel path rejected a valid block: {e} ({})", e.ef_exception()));
-        let seq = self
-            .sequential
-            .import_block(block.clone())
-            .unwrap_or_else(|e| panic!("{what}: sequential path rejected a valid block: {e} ({})", e.ef_exception()));
-        assert_eq!(par.path, ExecutionPath::Parallel, "{what}: parallel store did not take the parallel path");
+        let par = self.parallel.import_block(block.clone()).unwrap_or_else(|e| {
+            panic!("{what}: parallel path rejected a valid block: {e} ({})", e.ef_exception())
+        });
+        let seq = self.sequential.import_block(block.clone()).unwrap_or_else(|e| {
+            panic!("{what}: sequential path rejected a valid block: {e} ({})", e.ef_exception())
+        });
+        assert_eq!(
+            par.path,
+            ExecutionPath::Parallel,
+            "{what}: parallel store did not take the parallel path"
+        );
         assert_eq!(seq.path, ExecutionPath::SequentialDisabled, "{what}");
         assert_eq!((par.hash, seq.hash), (hash, hash), "{what}: outcome hash");
         assert_eq!(par.number, block.number(), "{what}");
@@ -87,7 +89,11 @@ fn diff_snapshots(a: &StateSnapshot, b: &StateSnapshot) -> String {
     let bm: BTreeMap<_, _> = b.accounts.iter().map(|x| (x.0, x)).collect();
     for address in am.keys().chain(bm.keys()).collect::<std::collections::BTreeSet<_>>() {
         if am.get(address) != bm.get(address) {
-            out += &format!("{address}:\n  parallel   {:?}\n  sequential {:?}\n", am.get(address), bm.get(address));
+            out += &format!(
+                "{address}:\n  parallel   {:?}\n  sequential {:?}\n",
+                am.get(address),
+                bm.get(address)
+            );
         }
     }
     out
@@ -99,7 +105,11 @@ fn run_differential(chain: &GeneratedChain, pair: &Pair, label: &str) -> usize {
     let mut root_from_bal = 0;
     for (i, block) in chain.blocks.iter().enumerate() {
         let (par, seq) = pair.import_valid(block, &format!("{label} block {}", i + 1));
-        assert!(!seq.root_from_bal, "{label} block {}: sequential path used a BAL-derived root", i + 1);
+        assert!(
+            !seq.root_from_bal,
+            "{label} block {}: sequential path used a BAL-derived root",
+            i + 1
+        );
         root_from_bal += par.root_from_bal as usize;
     }
     check_model(&pair.parallel.store, &chain.model);
@@ -139,7 +149,11 @@ fn check_coverage(chain: &GeneratedChain, store: &Store) {
         "7702-delegate",
         "call-delegator",
     ] {
-        assert!(chain.stats.kinds.get(kind).copied().unwrap_or(0) > 0, "chain has no {kind} transaction: {:?}", chain.stats);
+        assert!(
+            chain.stats.kinds.get(kind).copied().unwrap_or(0) > 0,
+            "chain has no {kind} transaction: {:?}",
+            chain.stats
+        );
     }
     // The factory created something (slot 0 holds the last created address, or 0 when a
     // CREATE2 collided or the constructor self-destructed).
@@ -149,7 +163,10 @@ fn check_coverage(chain: &GeneratedChain, store: &Store) {
         "no counter was deployed by the chain"
     );
     // Some CREATE2 target of the factory holds a deployed contract.
-    assert!(create2_targets().iter().any(|a| store.account(a).unwrap().is_some_and(|a| a.code_hash != ethrex_common::KECCAK_EMPTY)));
+    assert!(create2_targets().iter().any(|a| store
+        .account(a)
+        .unwrap()
+        .is_some_and(|a| a.code_hash != ethrex_common::KECCAK_EMPTY)));
     // Several transactions from one sender in one block.
     assert!(chain.blocks.iter().any(|b| {
         let mut senders = BTreeMap::new();
@@ -222,7 +239,11 @@ struct ChainResult {
     state: StateSnapshot,
 }
 
-fn import_all(scenario: &Scenario, chain: &GeneratedChain, options: ethrex_blockchain::ImportOptions) -> ChainResult {
+fn import_all(
+    scenario: &Scenario,
+    chain: &GeneratedChain,
+    options: ethrex_blockchain::ImportOptions,
+) -> ChainResult {
     let store = scenario.memory_store();
     let importer = scenario.chain(store.clone(), options);
     let records = chain
@@ -255,7 +276,12 @@ fn parallel_import_is_independent_of_thread_count() {
         let result = pool.install(|| import_all(&scenario, &chain, options));
         assert_eq!(result.records.len(), reference.records.len());
         for (i, (a, b)) in result.records.iter().zip(&reference.records).enumerate() {
-            assert_eq!(a.header.state_root, b.header.state_root, "{threads} threads, block {}", i + 1);
+            assert_eq!(
+                a.header.state_root,
+                b.header.state_root,
+                "{threads} threads, block {}",
+                i + 1
+            );
             assert_eq!(a.receipts, b.receipts, "{threads} threads, block {}: receipts", i + 1);
             assert_eq!(a.bal, b.bal, "{threads} threads, block {}: BAL", i + 1);
         }
@@ -286,12 +312,18 @@ fn reject_on_both(pair: &Pair, block: &BlockWithBal, what: &str) -> &'static str
         let before_head = chain.store.head().unwrap();
         let before_accounts = chain.store.all_accounts().unwrap();
         let err: BlockError = match chain.import_block(block.clone()) {
-            Ok(outcome) => panic!("{what}: {name} path accepted an invalid block ({:?})", outcome.path),
+            Ok(outcome) => {
+                panic!("{what}: {name} path accepted an invalid block ({:?})", outcome.path)
+            }
             Err(e) => e,
         };
         assert!(err.is_invalid_block(), "{what}: {name} path: not a block-validity error: {err}");
         assert_eq!(chain.store.head().unwrap(), before_head, "{what}: {name} head moved");
-        assert_eq!(chain.store.all_accounts().unwrap(), before_accounts, "{what}: {name} state changed");
+        assert_eq!(
+            chain.store.all_accounts().unwrap(),
+            before_accounts,
+            "{what}: {name} state changed"
+        );
         assert_no_trace(&chain.store, &hash, &format!("{what} ({name})"));
         verdicts.push((err.ef_exception(), err));
     }
@@ -321,227 +353,347 @@ type Mutation = fn(&mut BlockAccessList, usize, &mut rand_chacha::ChaCha8Rng) ->
 /// by the focused tests further down.
 fn mutations() -> Vec<(&'static str, Mutation, &'static str)> {
     vec![
-        ("wrong balance value", |bal, n, _| {
-            for a in bal.iter_mut() {
-                if let Some(c) = a.balance_changes.iter_mut().find(|c| is_tx_index(idx(c.block_access_index), n)) {
-                    c.post_balance += U256::from(1u64);
-                    return true;
-                }
-            }
-            false
-        }, INVALID_BAL),
-        ("wrong nonce", |bal, n, _| {
-            for a in bal.iter_mut() {
-                if let Some(c) = a.nonce_changes.iter_mut().find(|c| is_tx_index(idx(c.block_access_index), n)) {
-                    c.new_nonce += 1;
-                    return true;
-                }
-            }
-            false
-        }, INVALID_BAL),
-        ("wrong storage value", |bal, n, _| {
-            for a in bal.iter_mut() {
-                for s in a.storage_changes.iter_mut() {
-                    if let Some(c) = s.changes.iter_mut().find(|c| is_tx_index(idx(c.block_access_index), n)) {
-                        c.new_value ^= U256::from(0x100u64);
+        (
+            "wrong balance value",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    if let Some(c) = a
+                        .balance_changes
+                        .iter_mut()
+                        .find(|c| is_tx_index(idx(c.block_access_index), n))
+                    {
+                        c.post_balance += U256::from(1u64);
                         return true;
                     }
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("wrong code", |bal, n, _| {
-            for a in bal.iter_mut() {
-                if let Some(c) = a.code_changes.iter_mut().find(|c| is_tx_index(idx(c.block_access_index), n)) {
-                    let mut code = c.new_code.to_vec();
-                    if code.starts_with(&[0xef, 0x01, 0x00]) {
-                        // Keep it a well-formed delegation, to another address.
-                        let last = code.len() - 1;
-                        code[last] ^= 1;
-                    } else {
-                        code.push(0x00);
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "wrong nonce",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    if let Some(c) = a
+                        .nonce_changes
+                        .iter_mut()
+                        .find(|c| is_tx_index(idx(c.block_access_index), n))
+                    {
+                        c.new_nonce += 1;
+                        return true;
                     }
-                    c.new_code = Bytes::from(code);
-                    return true;
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("malformed delegation code", |bal, n, _| {
-            // An EIP-7702 designator one byte short: revm refuses to load such a BAL.
-            for a in bal.iter_mut() {
-                if let Some(c) = a.code_changes.iter_mut().find(|c| {
-                    is_tx_index(idx(c.block_access_index), n) && c.new_code.starts_with(&[0xef, 0x01, 0x00])
-                }) {
-                    c.new_code = Bytes::from(c.new_code[..c.new_code.len() - 1].to_vec());
-                    return true;
-                }
-            }
-            false
-        }, INVALID_BAL),
-        ("dropped account read by a transaction", |bal, _, _| {
-            // The no-op writer only has reads (its writes cancel out).
-            let pos = bal.iter().position(|a| a.address == NOOP);
-            pos.map(|p| bal.remove(p)).is_some()
-        }, INVALID_BAL),
-        ("dropped storage read of a transaction", |bal, _, _| {
-            let Some(a) = bal.iter_mut().find(|a| a.address == NOOP) else { return false };
-            if a.storage_reads.is_empty() {
-                return false;
-            }
-            a.storage_reads.remove(0);
-            true
-        }, INVALID_BAL),
-        ("dropped account (written)", |bal, n, _| {
-            let pos = bal.iter().position(|a| a.balance_changes.iter().any(|c| is_tx_index(idx(c.block_access_index), n)));
-            pos.map(|p| bal.remove(p)).is_some()
-        }, INVALID_BAL),
-        ("dropped account (read only)", |bal, _, _| {
-            let pos = bal.iter().position(|a| {
-                a.balance_changes.is_empty() && a.nonce_changes.is_empty() && a.code_changes.is_empty()
-                    && a.storage_changes.is_empty()
-            });
-            pos.map(|p| bal.remove(p)).is_some()
-        }, INVALID_BAL),
-        ("dropped storage change", |bal, n, _| {
-            for a in bal.iter_mut() {
-                if let Some(p) = a.storage_changes.iter().position(|s| s.changes.iter().any(|c| is_tx_index(idx(c.block_access_index), n))) {
-                    let s = &mut a.storage_changes[p];
-                    if s.changes.len() > 1 {
-                        let q = s.changes.iter().position(|c| is_tx_index(idx(c.block_access_index), n)).unwrap();
-                        s.changes.remove(q);
-                    } else {
-                        a.storage_changes.remove(p);
-                    }
-                    return true;
-                }
-            }
-            false
-        }, INVALID_BAL),
-        ("dropped storage read", |bal, _, _| {
-            for a in bal.iter_mut() {
-                if !a.storage_reads.is_empty() {
-                    a.storage_reads.remove(0);
-                    return true;
-                }
-            }
-            false
-        }, INVALID_BAL),
-        ("extra account", |bal, _, rng| {
-            use rand::Rng;
-            let address = Address::from(rng.random::<[u8; 20]>());
-            let pos = bal.partition_point(|a| a.address < address);
-            bal.insert(pos, AccountChanges { address, ..Default::default() });
-            true
-        }, INVALID_BAL),
-        ("extra storage read", |bal, _, _| {
-            // A slot no one touches, on the counter (listed whenever it is called).
-            let Some(a) = bal.iter_mut().find(|a| a.address == COUNTER) else { return false };
-            let slot = U256::from(0xdead_u64);
-            let pos = a.storage_reads.partition_point(|s| *s < slot);
-            a.storage_reads.insert(pos, slot);
-            true
-        }, INVALID_BAL),
-        ("extra balance change", |bal, n, _| {
-            // The receiver gets a balance change at the last transaction that it never got.
-            let Some(a) = bal.iter_mut().find(|a| a.address == COINBASE || a.balance_changes.is_empty()) else {
-                return false;
-            };
-            let last = n as u64;
-            if a.balance_changes.iter().any(|c| idx(c.block_access_index) >= last) {
-                return false;
-            }
-            a.balance_changes.push(alloy_eips::eip7928::BalanceChange {
-                block_access_index: BlockAccessIndex(last),
-                post_balance: U256::from(123_456u64),
-            });
-            true
-        }, INVALID_BAL),
-        ("wrong block access index (to another tx)", |bal, n, _| {
-            // Move a balance change to a neighbouring transaction index that is free.
-            for a in bal.iter_mut() {
-                let indices: Vec<u64> = a.balance_changes.iter().map(|c| idx(c.block_access_index)).collect();
-                for (k, i) in indices.iter().enumerate() {
-                    if !is_tx_index(*i, n) {
-                        continue;
-                    }
-                    let prev = if k == 0 { 0 } else { indices[k - 1] };
-                    let next = indices.get(k + 1).copied().unwrap_or(n as u64 + 2);
-                    for target in [i + 1, i.wrapping_sub(1)] {
-                        if target > prev && target < next && is_tx_index(target, n) {
-                            a.balance_changes[k].block_access_index = BlockAccessIndex(target);
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "wrong storage value",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    for s in a.storage_changes.iter_mut() {
+                        if let Some(c) =
+                            s.changes.iter_mut().find(|c| is_tx_index(idx(c.block_access_index), n))
+                        {
+                            c.new_value ^= U256::from(0x100u64);
                             return true;
                         }
                     }
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("wrong block access index (to post-block)", |bal, n, _| {
-            for a in bal.iter_mut() {
-                if let Some(last) = a.nonce_changes.last_mut() {
-                    if is_tx_index(idx(last.block_access_index), n) {
-                        last.block_access_index = BlockAccessIndex(n as u64 + 1);
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "wrong code",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    if let Some(c) = a
+                        .code_changes
+                        .iter_mut()
+                        .find(|c| is_tx_index(idx(c.block_access_index), n))
+                    {
+                        let mut code = c.new_code.to_vec();
+                        if code.starts_with(&[0xef, 0x01, 0x00]) {
+                            // Keep it a well-formed delegation, to another address.
+                            let last = code.len() - 1;
+                            code[last] ^= 1;
+                        } else {
+                            code.push(0x00);
+                        }
+                        c.new_code = Bytes::from(code);
                         return true;
                     }
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("block access index out of range", |bal, n, _| {
-            for a in bal.iter_mut() {
-                if let Some(last) = a.balance_changes.last_mut() {
-                    last.block_access_index = BlockAccessIndex(n as u64 + 2);
-                    return true;
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "malformed delegation code",
+            |bal, n, _| {
+                // An EIP-7702 designator one byte short: revm refuses to load such a BAL.
+                for a in bal.iter_mut() {
+                    if let Some(c) = a.code_changes.iter_mut().find(|c| {
+                        is_tx_index(idx(c.block_access_index), n)
+                            && c.new_code.starts_with(&[0xef, 0x01, 0x00])
+                    }) {
+                        c.new_code = Bytes::from(c.new_code[..c.new_code.len() - 1].to_vec());
+                        return true;
+                    }
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("reordered balance changes", |bal, _, _| {
-            for a in bal.iter_mut() {
-                if a.balance_changes.len() >= 2 {
-                    a.balance_changes.swap(0, 1);
-                    return true;
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "dropped account read by a transaction",
+            |bal, _, _| {
+                // The no-op writer only has reads (its writes cancel out).
+                let pos = bal.iter().position(|a| a.address == NOOP);
+                pos.map(|p| bal.remove(p)).is_some()
+            },
+            INVALID_BAL,
+        ),
+        (
+            "dropped storage read of a transaction",
+            |bal, _, _| {
+                let Some(a) = bal.iter_mut().find(|a| a.address == NOOP) else { return false };
+                if a.storage_reads.is_empty() {
+                    return false;
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("reordered storage slots", |bal, _, _| {
-            for a in bal.iter_mut() {
-                if a.storage_changes.len() >= 2 {
-                    a.storage_changes.swap(0, 1);
-                    return true;
+                a.storage_reads.remove(0);
+                true
+            },
+            INVALID_BAL,
+        ),
+        (
+            "dropped account (written)",
+            |bal, n, _| {
+                let pos = bal.iter().position(|a| {
+                    a.balance_changes.iter().any(|c| is_tx_index(idx(c.block_access_index), n))
+                });
+                pos.map(|p| bal.remove(p)).is_some()
+            },
+            INVALID_BAL,
+        ),
+        (
+            "dropped account (read only)",
+            |bal, _, _| {
+                let pos = bal.iter().position(|a| {
+                    a.balance_changes.is_empty()
+                        && a.nonce_changes.is_empty()
+                        && a.code_changes.is_empty()
+                        && a.storage_changes.is_empty()
+                });
+                pos.map(|p| bal.remove(p)).is_some()
+            },
+            INVALID_BAL,
+        ),
+        (
+            "dropped storage change",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    if let Some(p) = a.storage_changes.iter().position(|s| {
+                        s.changes.iter().any(|c| is_tx_index(idx(c.block_access_index), n))
+                    }) {
+                        let s = &mut a.storage_changes[p];
+                        if s.changes.len() > 1 {
+                            let q = s
+                                .changes
+                                .iter()
+                                .position(|c| is_tx_index(idx(c.block_access_index), n))
+                                .unwrap();
+                            s.changes.remove(q);
+                        } else {
+                            a.storage_changes.remove(p);
+                        }
+                        return true;
+                    }
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("storage read duplicating a write", |bal, _, _| {
-            for a in bal.iter_mut() {
-                if let Some(s) = a.storage_changes.first() {
-                    let slot = s.slot;
-                    let pos = a.storage_reads.partition_point(|r| *r < slot);
-                    a.storage_reads.insert(pos, slot);
-                    return true;
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "dropped storage read",
+            |bal, _, _| {
+                for a in bal.iter_mut() {
+                    if !a.storage_reads.is_empty() {
+                        a.storage_reads.remove(0);
+                        return true;
+                    }
                 }
-            }
-            false
-        }, INVALID_BAL),
-        ("swapped account order", |bal, _, _| {
-            if bal.len() < 2 {
-                return false;
-            }
-            let mid = bal.len() / 2;
-            bal.swap(mid - 1, mid);
-            true
-        }, MALFORMED),
-        ("duplicated account", |bal, _, _| {
-            let Some(p) = bal.iter().position(|a| a.address == COUNTER).or((!bal.is_empty()).then_some(0)) else {
-                return false;
-            };
-            let copy = bal[p].clone();
-            bal.insert(p + 1, copy);
-            true
-        }, MALFORMED),
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "extra account",
+            |bal, _, rng| {
+                use rand::Rng;
+                let address = Address::from(rng.random::<[u8; 20]>());
+                let pos = bal.partition_point(|a| a.address < address);
+                bal.insert(pos, AccountChanges { address, ..Default::default() });
+                true
+            },
+            INVALID_BAL,
+        ),
+        (
+            "extra storage read",
+            |bal, _, _| {
+                // A slot no one touches, on the counter (listed whenever it is called).
+                let Some(a) = bal.iter_mut().find(|a| a.address == COUNTER) else { return false };
+                let slot = U256::from(0xdead_u64);
+                let pos = a.storage_reads.partition_point(|s| *s < slot);
+                a.storage_reads.insert(pos, slot);
+                true
+            },
+            INVALID_BAL,
+        ),
+        (
+            "extra balance change",
+            |bal, n, _| {
+                // The receiver gets a balance change at the last transaction that it never got.
+                let Some(a) =
+                    bal.iter_mut().find(|a| a.address == COINBASE || a.balance_changes.is_empty())
+                else {
+                    return false;
+                };
+                let last = n as u64;
+                if a.balance_changes.iter().any(|c| idx(c.block_access_index) >= last) {
+                    return false;
+                }
+                a.balance_changes.push(alloy_eips::eip7928::BalanceChange {
+                    block_access_index: BlockAccessIndex(last),
+                    post_balance: U256::from(123_456u64),
+                });
+                true
+            },
+            INVALID_BAL,
+        ),
+        (
+            "wrong block access index (to another tx)",
+            |bal, n, _| {
+                // Move a balance change to a neighbouring transaction index that is free.
+                for a in bal.iter_mut() {
+                    let indices: Vec<u64> =
+                        a.balance_changes.iter().map(|c| idx(c.block_access_index)).collect();
+                    for (k, i) in indices.iter().enumerate() {
+                        if !is_tx_index(*i, n) {
+                            continue;
+                        }
+                        let prev = if k == 0 { 0 } else { indices[k - 1] };
+                        let next = indices.get(k + 1).copied().unwrap_or(n as u64 + 2);
+                        for target in [i + 1, i.wrapping_sub(1)] {
+                            if target > prev && target < next && is_tx_index(target, n) {
+                                a.balance_changes[k].block_access_index = BlockAccessIndex(target);
+                                return true;
+                            }
+                        }
+                    }
+                }
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "wrong block access index (to post-block)",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    if let Some(last) = a.nonce_changes.last_mut() {
+                        if is_tx_index(idx(last.block_access_index), n) {
+                            last.block_access_index = BlockAccessIndex(n as u64 + 1);
+                            return true;
+                        }
+                    }
+                }
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "block access index out of range",
+            |bal, n, _| {
+                for a in bal.iter_mut() {
+                    if let Some(last) = a.balance_changes.last_mut() {
+                        last.block_access_index = BlockAccessIndex(n as u64 + 2);
+                        return true;
+                    }
+                }
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "reordered balance changes",
+            |bal, _, _| {
+                for a in bal.iter_mut() {
+                    if a.balance_changes.len() >= 2 {
+                        a.balance_changes.swap(0, 1);
+                        return true;
+                    }
+                }
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "reordered storage slots",
+            |bal, _, _| {
+                for a in bal.iter_mut() {
+                    if a.storage_changes.len() >= 2 {
+                        a.storage_changes.swap(0, 1);
+                        return true;
+                    }
+                }
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "storage read duplicating a write",
+            |bal, _, _| {
+                for a in bal.iter_mut() {
+                    if let Some(s) = a.storage_changes.first() {
+                        let slot = s.slot;
+                        let pos = a.storage_reads.partition_point(|r| *r < slot);
+                        a.storage_reads.insert(pos, slot);
+                        return true;
+                    }
+                }
+                false
+            },
+            INVALID_BAL,
+        ),
+        (
+            "swapped account order",
+            |bal, _, _| {
+                if bal.len() < 2 {
+                    return false;
+                }
+                let mid = bal.len() / 2;
+                bal.swap(mid - 1, mid);
+                true
+            },
+            MALFORMED,
+        ),
+        (
+            "duplicated account",
+            |bal, _, _| {
+                let Some(p) = bal
+                    .iter()
+                    .position(|a| a.address == COUNTER)
+                    .or((!bal.is_empty()).then_some(0))
+                else {
+                    return false;
+                };
+                let copy = bal[p].clone();
+                bal.insert(p + 1, copy);
+                true
+            },
+            MALFORMED,
+        ),
     ]
 }
 
@@ -570,17 +722,27 @@ fn mutated_bals_are_rejected_identically() {
         // Without fixing the header up: the BAL hash check rejects it on both paths.
         let mut mutated = bal.clone();
         mutated[0].storage_reads.push(U256::MAX);
-        let verdict = reject_on_both(&pair, &with_bal(block, mutated, false), &format!("block {} hash mismatch", b + 1));
+        let verdict = reject_on_both(
+            &pair,
+            &with_bal(block, mutated, false),
+            &format!("block {} hash mismatch", b + 1),
+        );
         assert_eq!(verdict, BAD_BAL_HASH);
         // A missing BAL.
         let mut missing = block.clone();
         missing.bal = None;
-        assert_eq!(reject_on_both(&pair, &missing, &format!("block {} no BAL", b + 1)), BAD_BAL_HASH);
+        assert_eq!(
+            reject_on_both(&pair, &missing, &format!("block {} no BAL", b + 1)),
+            BAD_BAL_HASH
+        );
 
         pair.import_valid(block, &format!("block {} (valid, after mutations)", b + 1));
     }
     for (name, _, _) in mutations() {
-        assert!(applied.get(name).copied().unwrap_or(0) > 0, "mutation '{name}' never applied: {applied:?}");
+        assert!(
+            applied.get(name).copied().unwrap_or(0) > 0,
+            "mutation '{name}' never applied: {applied:?}"
+        );
     }
     check_model(&pair.parallel.store, &chain.model);
 }
@@ -598,7 +760,14 @@ fn small_block() -> (ChainGenerator, BlockWithBal) {
     let slot0 = Bytes::from(word(U256::ZERO).to_vec());
     let txs = vec![
         eip1559(&s0, 0, TxKind::Call(RECEIVER), U256::from(1000u64), Bytes::new(), TRANSFER_GAS),
-        eip1559(&s1, 0, TxKind::Call(OBSERVER), U256::ZERO, Bytes::from(address_word(RECEIVER)), CALL_GAS),
+        eip1559(
+            &s1,
+            0,
+            TxKind::Call(OBSERVER),
+            U256::ZERO,
+            Bytes::from(address_word(RECEIVER)),
+            CALL_GAS,
+        ),
         eip1559(&s0, 1, TxKind::Call(COUNTER), U256::ZERO, slot0, CALL_GAS),
     ];
     let block = g.build(txs, vec![]);
@@ -606,7 +775,9 @@ fn small_block() -> (ChainGenerator, BlockWithBal) {
 }
 
 fn account_mut(bal: &mut BlockAccessList, address: Address) -> &mut AccountChanges {
-    bal.iter_mut().find(|a| a.address == address).unwrap_or_else(|| panic!("{address} not in the BAL"))
+    bal.iter_mut()
+        .find(|a| a.address == address)
+        .unwrap_or_else(|| panic!("{address} not in the BAL"))
 }
 
 #[test]
@@ -635,7 +806,8 @@ fn bal_write_moved_to_pre_block_index_is_rejected_identically() {
     let account = account_mut(&mut bal, sender);
     assert_eq!(idx(account.nonce_changes[0].block_access_index), 1);
     account.nonce_changes[0].block_access_index = BlockAccessIndex(0);
-    let verdict = reject_on_both(&pair, &with_bal(&block, bal, true), "sender nonce change moved to index 0");
+    let verdict =
+        reject_on_both(&pair, &with_bal(&block, bal, true), "sender nonce change moved to index 0");
     assert_eq!(verdict, INVALID_BAL);
 }
 
@@ -650,9 +822,13 @@ fn bal_pre_block_balance_change_for_sender_is_rejected_identically() {
     let account = account_mut(&mut bal, sender);
     account.balance_changes.insert(
         0,
-        alloy_eips::eip7928::BalanceChange { block_access_index: BlockAccessIndex(0), post_balance: U256::from(1u64) },
+        alloy_eips::eip7928::BalanceChange {
+            block_access_index: BlockAccessIndex(0),
+            post_balance: U256::from(1u64),
+        },
     );
-    let verdict = reject_on_both(&pair, &with_bal(&block, bal, true), "index-0 balance change for a sender");
+    let verdict =
+        reject_on_both(&pair, &with_bal(&block, bal, true), "index-0 balance change for a sender");
     assert_eq!(verdict, INVALID_BAL);
 }
 
@@ -672,7 +848,8 @@ fn bal_wrong_pre_block_system_storage_value_is_rejected_identically() {
         .find(|c| idx(c.block_access_index) == 0 && c.new_value == U256::from_be_bytes(root.0))
         .expect("the beacon root written at index 0");
     change.new_value = U256::from_be_bytes(B256::repeat_byte(0x42).0);
-    let verdict = reject_on_both(&pair, &with_bal(&block, bal, true), "wrong EIP-4788 root at index 0");
+    let verdict =
+        reject_on_both(&pair, &with_bal(&block, bal, true), "wrong EIP-4788 root at index 0");
     assert_eq!(verdict, INVALID_BAL);
 }
 
@@ -682,18 +859,30 @@ fn bal_wrong_withdrawal_balance_is_rejected_identically() {
     let mut g = ChainGenerator::new(98);
     let s0 = g.scenario.senders[0].clone();
     let txs = vec![eip1559(&s0, 0, TxKind::Call(COUNTER), U256::ZERO, Bytes::new(), CALL_GAS)];
-    let withdrawals = vec![ethrex_common::Withdrawal { index: 0, validator_index: 1, address: RECEIVER, amount: 5 }];
+    let withdrawals = vec![ethrex_common::Withdrawal {
+        index: 0,
+        validator_index: 1,
+        address: RECEIVER,
+        amount: 5,
+    }];
     let block = g.build(txs, withdrawals);
     let pair = Pair::in_memory(&g.scenario);
     let mut bal = block.bal.clone().unwrap();
     let account = account_mut(&mut bal, RECEIVER);
-    let change = account.balance_changes.iter_mut().find(|c| idx(c.block_access_index) == 2).expect("withdrawal at n+1");
+    let change = account
+        .balance_changes
+        .iter_mut()
+        .find(|c| idx(c.block_access_index) == 2)
+        .expect("withdrawal at n+1");
     change.post_balance += U256::from(1u64);
     let verdict = reject_on_both(&pair, &with_bal(&block, bal, true), "wrong withdrawal balance");
     assert_eq!(verdict, INVALID_BAL);
     pair.import_valid(&block, "withdrawal block");
     let expected = U256::from(1_000_000u64) + U256::from(5_000_000_000u64);
-    assert_eq!(pair.sequential.store.account(&RECEIVER).unwrap().map(|a: AccountState| a.balance), Some(expected));
+    assert_eq!(
+        pair.sequential.store.account(&RECEIVER).unwrap().map(|a: AccountState| a.balance),
+        Some(expected)
+    );
 }
 
 /// Replaces transaction `index`'s signature with one no sender can be recovered from.
@@ -703,13 +892,17 @@ fn break_signature(block: &mut BlockWithBal, index: usize) {
         panic!("tx {index} is not EIP-1559")
     };
     let broken = alloy_primitives::Signature::new(U256::ZERO, U256::from(1u64), false);
-    block.block.body.transactions[index] =
-        TxEnvelope::Eip1559(Signed::new_unchecked(signed.strip_signature(), broken, B256::repeat_byte(0xee)));
+    block.block.body.transactions[index] = TxEnvelope::Eip1559(Signed::new_unchecked(
+        signed.strip_signature(),
+        broken,
+        B256::repeat_byte(0xee),
+    ));
 }
 
 /// Makes the header commit to the (edited) transactions again, so only the edit is wrong.
 fn refresh_transactions_root(block: &mut BlockWithBal) {
-    block.block.header.transactions_root = alloy_consensus::proofs::calculate_transaction_root(&block.block.body.transactions);
+    block.block.header.transactions_root =
+        alloy_consensus::proofs::calculate_transaction_root(&block.block.body.transactions);
 }
 
 /// Transaction 1 has a wrong nonce and transaction 2 a signature no sender can be
@@ -722,8 +915,14 @@ fn unrecoverable_signature_is_rejected_identically() {
     let pair = Pair::in_memory(&g.scenario);
     let mut bad = block.clone();
     let s1 = g.scenario.senders[1].clone();
-    bad.block.body.transactions[1] =
-        eip1559(&s1, 7, TxKind::Call(OBSERVER), U256::ZERO, Bytes::from(address_word(RECEIVER)), CALL_GAS);
+    bad.block.body.transactions[1] = eip1559(
+        &s1,
+        7,
+        TxKind::Call(OBSERVER),
+        U256::ZERO,
+        Bytes::from(address_word(RECEIVER)),
+        CALL_GAS,
+    );
     break_signature(&mut bad, 2);
     refresh_transactions_root(&mut bad);
     let verdict = reject_on_both(&pair, &bad, "wrong nonce, then an unrecoverable signature");
@@ -737,7 +936,14 @@ fn bad_signature_far_after_an_invalid_transaction_is_the_verdict() {
     let mut g = ChainGenerator::new(7);
     let senders = g.scenario.senders.clone();
     let transfer = |i: u64, nonce: u64| {
-        eip1559(&senders[i as usize % senders.len()], nonce, TxKind::Call(RECEIVER), U256::from(1 + i), Bytes::new(), TRANSFER_GAS)
+        eip1559(
+            &senders[i as usize % senders.len()],
+            nonce,
+            TxKind::Call(RECEIVER),
+            U256::from(1 + i),
+            Bytes::new(),
+            TRANSFER_GAS,
+        )
     };
     let txs: Vec<_> = (0..40u64).map(|i| transfer(i, i / senders.len() as u64)).collect();
     let block = g.build(txs, vec![]);
@@ -752,6 +958,9 @@ fn bad_signature_far_after_an_invalid_transaction_is_the_verdict() {
     let verdict = reject_on_both(&pair, &bad, "bad signature far after a wrong nonce");
     assert_eq!(verdict, "TransactionException.INVALID_SIGNATURE_VRS");
     // Without the bad signature, the wrong nonce is the verdict on both paths.
-    assert_eq!(reject_on_both(&pair, &nonce_only, "wrong nonce"), "TransactionException.NONCE_MISMATCH_TOO_HIGH");
+    assert_eq!(
+        reject_on_both(&pair, &nonce_only, "wrong nonce"),
+        "TransactionException.NONCE_MISMATCH_TOO_HIGH"
+    );
     pair.import_valid(&block, "40 transfers");
 }

@@ -151,10 +151,7 @@ impl ChainConfig {
         let c = &self.inner;
         let active = |t: Option<u64>| t.is_some_and(|t| timestamp >= t);
         let schedule = |key: &str| {
-            c.blob_schedule
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                .map(|(_, v)| *v)
+            c.blob_schedule.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| *v)
         };
         // Newest first. Forks without a schedule entry fall through to an older one,
         // except the three whose defaults the protocol fixes.

@@ -57,6 +57,9 @@ pub fn blob_gas_used(transactions: &[Transaction]) -> u64 {
     use alloy_consensus::Transaction as _;
     transactions
         .iter()
-        .map(|tx| tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64) * alloy_eips::eip4844::DATA_GAS_PER_BLOB)
+        .map(|tx| {
+            tx.blob_versioned_hashes().map_or(0, |h| h.len() as u64)
+                * alloy_eips::eip4844::DATA_GAS_PER_BLOB
+        })
         .sum()
 }

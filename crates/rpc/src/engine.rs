@@ -20,7 +20,9 @@ use std::sync::Arc;
 
 // The Engine API's own error codes (execution-apis `src/engine/common.md`). alloy names
 // only -38002 and -38003, used from there; JSON-RPC's codes come from jsonrpsee.
-use jsonrpsee::types::error::{INTERNAL_ERROR_CODE as INTERNAL_ERROR, INVALID_PARAMS_CODE as INVALID_PARAMS};
+use jsonrpsee::types::error::{
+    INTERNAL_ERROR_CODE as INTERNAL_ERROR, INVALID_PARAMS_CODE as INVALID_PARAMS,
+};
 /// `-38001 Unknown payload`: no payload is being built under that id.
 pub(crate) const UNKNOWN_PAYLOAD: i32 = -38001;
 /// `-38004 Too large request`: more bodies asked for than one response may carry.
@@ -95,12 +97,17 @@ fn require_fork(node: &Node, timestamp: u64, allowed: &[Fork]) -> Result<(), Err
     if allowed.contains(&fork) {
         Ok(())
     } else {
-        Err(err(UNSUPPORTED_FORK, format!("Unsupported fork: {} at timestamp {timestamp}", fork.name())))
+        Err(err(
+            UNSUPPORTED_FORK,
+            format!("Unsupported fork: {} at timestamp {timestamp}", fork.name()),
+        ))
     }
 }
 
 fn block_from_v3(payload: ExecutionPayloadV3) -> Result<Block, String> {
-    payload.try_into_block::<Transaction>().map_err(|e| format!("BlockException.INCORRECT_BLOCK_FORMAT: invalid payload: {e}"))
+    payload
+        .try_into_block::<Transaction>()
+        .map_err(|e| format!("BlockException.INCORRECT_BLOCK_FORMAT: invalid payload: {e}"))
 }
 
 /// Runs the import and turns its outcome into a payload status.
@@ -108,7 +115,11 @@ fn block_from_v3(payload: ExecutionPayloadV3) -> Result<Block, String> {
 /// A block is INVALID only for a fault of its own (`BlockError::is_invalid_block`); the
 /// node's own failures (storage, missing state) are JSON-RPC errors and leave no verdict,
 /// so the consensus client can send the block again.
-fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) -> Result<PayloadStatus, ErrorObjectOwned> {
+fn import_payload(
+    node: &Node,
+    incoming: Incoming,
+    versioned_hashes: &[B256],
+) -> Result<PayloadStatus, ErrorObjectOwned> {
     let Incoming { block, bal, expected_hash } = incoming;
     let hash = block.header.hash_slow();
     if hash != expected_hash {
@@ -117,7 +128,12 @@ fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) ->
         return Ok(invalid(None, format!("BlockException.INVALID_BLOCK_HASH: block hash {expected_hash} does not match the payload ({hash})")));
     }
     let parent = block.header.parent_hash;
-    let hashes: Vec<B256> = block.body.transactions.iter().flat_map(|tx| tx.blob_versioned_hashes().unwrap_or_default().to_vec()).collect();
+    let hashes: Vec<B256> = block
+        .body
+        .transactions
+        .iter()
+        .flat_map(|tx| tx.blob_versioned_hashes().unwrap_or_default().to_vec())
+        .collect();
     if hashes != versioned_hashes {
         // The consensus layer's list disagrees with the block: no verdict on the block.
         return Ok(invalid(Some(parent), "BlockException.INVALID_VERSIONED_HASHES: blob versioned hashes do not match the transactions".into()));
@@ -128,7 +144,10 @@ fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) ->
     }
     // A descendant of an invalid block is invalid: answered without executing it.
     if let Some(ancestor) = node.invalid_verdict(&parent) {
-        let verdict = InvalidBlock { latest_valid: ancestor.latest_valid, reason: format!("{} (ancestor {parent} is invalid)", ancestor.reason) };
+        let verdict = InvalidBlock {
+            latest_valid: ancestor.latest_valid,
+            reason: format!("{} (ancestor {parent} is invalid)", ancestor.reason),
+        };
         node.mark_invalid(hash, verdict.clone());
         return Ok(remembered(verdict));
     }
@@ -136,7 +155,8 @@ fn import_payload(node: &Node, incoming: Incoming, versioned_hashes: &[B256]) ->
     if store.header(&hash).map_err(internal)?.is_some() {
         return Ok(valid(hash));
     }
-    let parent_known = store.header(&parent).map_err(internal)?.is_some() || node.pending.lock().contains(&parent);
+    let parent_known =
+        store.header(&parent).map_err(internal)?.is_some() || node.pending.lock().contains(&parent);
     if !parent_known {
         node.pending.lock().insert(BlockWithBal { block, bal });
         return Ok(no_status(PayloadStatusEnum::Syncing));
@@ -163,7 +183,11 @@ fn requests_hash(requests: &[Bytes]) -> B256 {
 /// Turns a V3-shaped payload into a block with the fields the payload leaves out of the
 /// header (beacon root; from Prague on, the requests hash). An undecodable payload is an
 /// INVALID status, not an error.
-fn block_from_payload(payload: ExecutionPayloadV3, root: B256, requests: Option<&[Bytes]>) -> Result<(Block, B256), PayloadStatus> {
+fn block_from_payload(
+    payload: ExecutionPayloadV3,
+    root: B256,
+    requests: Option<&[Bytes]>,
+) -> Result<(Block, B256), PayloadStatus> {
     let expected_hash = payload.payload_inner.payload_inner.block_hash;
     let parent = payload.payload_inner.payload_inner.parent_hash;
     let mut block = block_from_v3(payload).map_err(|e| invalid(Some(parent), e))?;
@@ -176,17 +200,26 @@ fn new_payload_v3(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned
     let (payload, hashes, root): (ExecutionPayloadV3, Vec<B256>, B256) = params.parse()?;
     require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Cancun])?;
     let status = match block_from_payload(payload, root, None) {
-        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?,
+        Ok((block, expected_hash)) => {
+            import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?
+        }
         Err(invalid) => invalid,
     };
     to_json(&status)
 }
 
 fn new_payload_v4(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
-    let (payload, hashes, root, requests): (ExecutionPayloadV3, Vec<B256>, B256, Vec<Bytes>) = params.parse()?;
-    require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Prague, Fork::Osaka])?;
+    let (payload, hashes, root, requests): (ExecutionPayloadV3, Vec<B256>, B256, Vec<Bytes>) =
+        params.parse()?;
+    require_fork(
+        node,
+        payload.payload_inner.payload_inner.timestamp,
+        &[Fork::Prague, Fork::Osaka],
+    )?;
     let status = match block_from_payload(payload, root, Some(&requests)) {
-        Ok((block, expected_hash)) => import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?,
+        Ok((block, expected_hash)) => {
+            import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?
+        }
         Err(invalid) => invalid,
     };
     to_json(&status)
@@ -197,7 +230,8 @@ fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned
     if raw.first().is_some_and(|p| p.get("blockAccessList").is_none()) {
         return Err(err(INVALID_PARAMS, "payload has no blockAccessList"));
     }
-    let (payload, hashes, root, requests): (ExecutionPayloadV4, Vec<B256>, B256, Vec<Bytes>) = params.parse()?;
+    let (payload, hashes, root, requests): (ExecutionPayloadV4, Vec<B256>, B256, Vec<Bytes>) =
+        params.parse()?;
     let inner = &payload.payload_inner.payload_inner.payload_inner;
     require_fork(node, inner.timestamp, &[Fork::Amsterdam])?;
     let parent = inner.parent_hash;
@@ -205,14 +239,17 @@ fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned
     let bal = match BlockAccessList::decode(&mut bal_bytes.as_ref()) {
         Ok(b) => b,
         Err(e) => {
-            let reason = format!("BlockException.INCORRECT_BLOCK_FORMAT: block access list does not decode: {e}");
+            let reason = format!(
+                "BlockException.INCORRECT_BLOCK_FORMAT: block access list does not decode: {e}"
+            );
             return to_json(&invalid(Some(parent), reason));
         }
     };
-    let (mut block, expected_hash) = match block_from_payload(payload.payload_inner, root, Some(&requests)) {
-        Ok(b) => b,
-        Err(invalid) => return to_json(&invalid),
-    };
+    let (mut block, expected_hash) =
+        match block_from_payload(payload.payload_inner, root, Some(&requests)) {
+            Ok(b) => b,
+            Err(invalid) => return to_json(&invalid),
+        };
     block.header.block_access_list_hash = Some(keccak256(&bal_bytes));
     block.header.slot_number = Some(payload.slot_number);
     to_json(&import_payload(node, Incoming { block, bal: Some(bal), expected_hash }, &hashes)?)
@@ -237,16 +274,28 @@ fn check_on_head_chain(node: &Node, which: &str, hash: B256) -> Result<(), Error
     if canonical {
         Ok(())
     } else {
-        Err(err(INVALID_FORK_CHOICE_STATE_ERROR, format!("Invalid forkchoice state: {which} block {hash} is not on the head's chain")))
+        Err(err(
+            INVALID_FORK_CHOICE_STATE_ERROR,
+            format!("Invalid forkchoice state: {which} block {hash} is not on the head's chain"),
+        ))
     }
 }
 
 /// The payload attributes the fork at their timestamp requires, checked after the head
 /// moved (the spec keeps the fork choice even when the attributes are rejected).
-fn check_attributes(node: &Node, head: &ethrex_common::Header, a: &EnginePayloadAttributes) -> Result<(), ErrorObjectOwned> {
-    let bad = |why: &str| Err(err(INVALID_PAYLOAD_ATTRIBUTES_ERROR, format!("Invalid payload attributes: {why}")));
+fn check_attributes(
+    node: &Node,
+    head: &ethrex_common::Header,
+    a: &EnginePayloadAttributes,
+) -> Result<(), ErrorObjectOwned> {
+    let bad = |why: &str| {
+        Err(err(INVALID_PAYLOAD_ATTRIBUTES_ERROR, format!("Invalid payload attributes: {why}")))
+    };
     if a.timestamp <= head.timestamp {
-        return bad(&format!("timestamp {} is not after the head's {}", a.timestamp, head.timestamp));
+        return bad(&format!(
+            "timestamp {} is not after the head's {}",
+            a.timestamp, head.timestamp
+        ));
     }
     let fork = fork_of(node, a.timestamp);
     if fork >= Fork::Shanghai && a.withdrawals.is_none() {
@@ -273,12 +322,18 @@ fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
             _ => fork >= Fork::Amsterdam,
         };
         if !ok {
-            return Err(err(UNSUPPORTED_FORK, format!("Unsupported fork: {} for forkchoiceUpdatedV{version}", fork.name())));
+            return Err(err(
+                UNSUPPORTED_FORK,
+                format!("Unsupported fork: {} for forkchoiceUpdatedV{version}", fork.name()),
+            ));
         }
     }
     let head = state.head_block_hash;
     if head.is_zero() {
-        return Err(err(INVALID_FORK_CHOICE_STATE_ERROR, "Invalid forkchoice state: head block hash is zero"));
+        return Err(err(
+            INVALID_FORK_CHOICE_STATE_ERROR,
+            "Invalid forkchoice state: head block hash is zero",
+        ));
     }
     let _guard = node.write_lock.lock();
     if let Some(verdict) = node.invalid_verdict(&head) {
@@ -317,7 +372,12 @@ fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
     }
     let mut response = ForkchoiceUpdated::new(valid(head));
     if let Some(a) = attributes {
-        let header = node.chain.store.header(&head).map_err(internal)?.ok_or_else(|| internal("head header missing"))?;
+        let header = node
+            .chain
+            .store
+            .header(&head)
+            .map_err(internal)?
+            .ok_or_else(|| internal("head header missing"))?;
         check_attributes(node, &header, &a)?;
         response = response.with_payload_id(build_payload(node, &header, a)?);
     }
@@ -333,14 +393,21 @@ fn invalid_ancestor_in_pending(node: &Node, head: B256) -> Option<InvalidBlock> 
     for _ in 0..=crate::node::MAX_SIDE_BLOCKS {
         let parent = pending.get(&cursor)?.block.header.parent_hash;
         if let Some(ancestor) = node.invalid_verdict(&parent) {
-            return Some(InvalidBlock { latest_valid: ancestor.latest_valid, reason: format!("{} (ancestor {parent} is invalid)", ancestor.reason) });
+            return Some(InvalidBlock {
+                latest_valid: ancestor.latest_valid,
+                reason: format!("{} (ancestor {parent} is invalid)", ancestor.reason),
+            });
         }
         cursor = parent;
     }
     None
 }
 
-fn build_payload(node: &Node, parent: &ethrex_common::Header, a: EnginePayloadAttributes) -> Result<PayloadId, ErrorObjectOwned> {
+fn build_payload(
+    node: &Node,
+    parent: &ethrex_common::Header,
+    a: EnginePayloadAttributes,
+) -> Result<PayloadId, ErrorObjectOwned> {
     let attributes = PayloadAttributes {
         timestamp: a.timestamp,
         fee_recipient: a.suggested_fee_recipient,
@@ -372,7 +439,12 @@ fn payload_v3_json(built: &BuiltPayload) -> Result<(Value, Fork), ErrorObjectOwn
 
 fn get_payload(node: &Node, params: Params, version: u8) -> Result<Value, ErrorObjectOwned> {
     let (id,): (PayloadId,) = params.parse()?;
-    let built = node.payloads.lock().get(&id).cloned().ok_or_else(|| err(UNKNOWN_PAYLOAD, "Unknown payload"))?;
+    let built = node
+        .payloads
+        .lock()
+        .get(&id)
+        .cloned()
+        .ok_or_else(|| err(UNKNOWN_PAYLOAD, "Unknown payload"))?;
     let fork = fork_of(node, built.block.block.header.timestamp);
     let expected = match version {
         4 => Fork::Prague,
@@ -380,13 +452,21 @@ fn get_payload(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
         _ => Fork::Amsterdam,
     };
     if fork != expected {
-        return Err(err(UNSUPPORTED_FORK, format!("Unsupported fork: payload is {}, engine_getPayloadV{version} serves {}", fork.name(), expected.name())));
+        return Err(err(
+            UNSUPPORTED_FORK,
+            format!(
+                "Unsupported fork: payload is {}, engine_getPayloadV{version} serves {}",
+                fork.name(),
+                expected.name()
+            ),
+        ));
     }
     let (mut payload, _) = payload_v3_json(&built)?;
     if version >= 6 {
         let bal = built.block.bal.clone().unwrap_or_default();
         payload["blockAccessList"] = json!(Bytes::from(alloy_rlp::encode(&bal)));
-        payload["slotNumber"] = json!(format!("{:#x}", built.block.block.header.slot_number.unwrap_or_default()));
+        payload["slotNumber"] =
+            json!(format!("{:#x}", built.block.block.header.slot_number.unwrap_or_default()));
     }
     // Payloads carry no blob transactions (there is no blob pool), so the bundle is empty.
     let blobs_bundle = json!({"commitments": [], "proofs": [], "blobs": []});
@@ -403,7 +483,11 @@ fn body_json(node: &Node, hash: &B256) -> Result<Value, ErrorObjectOwned> {
     let store = &node.chain.store;
     let internal = |e: ethrex_storage::StoreError| err(INTERNAL_ERROR, e.to_string());
     let Some(body) = store.body(hash).map_err(internal)? else { return Ok(Value::Null) };
-    let txs: Vec<Bytes> = body.transactions.iter().map(|tx| Bytes::from(alloy_eips::eip2718::Encodable2718::encoded_2718(tx))).collect();
+    let txs: Vec<Bytes> = body
+        .transactions
+        .iter()
+        .map(|tx| Bytes::from(alloy_eips::eip2718::Encodable2718::encoded_2718(tx)))
+        .collect();
     let bal = store.bal(hash).map_err(internal)?.map(|b| Bytes::from(alloy_rlp::encode(&b)));
     Ok(json!({ "transactions": txs, "withdrawals": body.withdrawals, "blockAccessList": bal }))
 }
@@ -411,8 +495,11 @@ fn body_json(node: &Node, hash: &B256) -> Result<Value, ErrorObjectOwned> {
 /// The Engine API methods (the ones in [`CAPABILITIES`]) over the shared node state.
 pub(crate) fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
     let mut m = RpcModule::new(node);
-    let reg = |m: &mut RpcModule<Arc<Node>>, name: &'static str, f: fn(&Node, Params) -> Result<Value, ErrorObjectOwned>| {
-        m.register_blocking_method(name, move |params, node, _| f(&node, params)).expect("method names are unique");
+    let reg = |m: &mut RpcModule<Arc<Node>>,
+               name: &'static str,
+               f: fn(&Node, Params) -> Result<Value, ErrorObjectOwned>| {
+        m.register_blocking_method(name, move |params, node, _| f(&node, params))
+            .expect("method names are unique");
     };
     reg(&mut m, "engine_exchangeCapabilities", |_, _| Ok(json!(CAPABILITIES)));
     reg(&mut m, "engine_newPayloadV3", new_payload_v3);
@@ -441,7 +528,12 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
         }
         let mut out = Vec::new();
         for number in start..start.saturating_add(count) {
-            match n.chain.store.canonical_hash(number).map_err(|e| err(INTERNAL_ERROR, e.to_string()))? {
+            match n
+                .chain
+                .store
+                .canonical_hash(number)
+                .map_err(|e| err(INTERNAL_ERROR, e.to_string()))?
+            {
                 Some(h) => out.push(body_json(n, &h)?),
                 None => break,
             }

@@ -52,7 +52,8 @@ impl JwtSecret {
         let text = text.trim();
         let text = text.strip_prefix("0x").unwrap_or(text);
         let bytes = alloy_primitives::hex::decode(text).map_err(|e| format!("not hex: {e}"))?;
-        let arr: [u8; 32] = bytes.try_into().map_err(|b: Vec<u8>| format!("{} bytes, expected 32", b.len()))?;
+        let arr: [u8; 32] =
+            bytes.try_into().map_err(|b: Vec<u8>| format!("{} bytes, expected 32", b.len()))?;
         Ok(Self(arr))
     }
 
@@ -67,7 +68,8 @@ impl JwtSecret {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir).map_err(|e| file_err(e.to_string()))?;
                 }
-                std::fs::write(path, alloy_primitives::hex::encode(secret)).map_err(|e| file_err(e.to_string()))?;
+                std::fs::write(path, alloy_primitives::hex::encode(secret))
+                    .map_err(|e| file_err(e.to_string()))?;
                 Ok(Self(secret))
             }
             Err(e) => Err(file_err(e.to_string())),
@@ -82,12 +84,14 @@ impl JwtSecret {
     /// Checks an `Authorization` header value: `Bearer <token>` with a token signed by this
     /// secret (HS256) whose `iat` is within 60 seconds of now; `exp` is not checked.
     pub(crate) fn validate_header(&self, header: Option<&str>) -> Result<(), JwtError> {
-        let token = header.and_then(|h| h.strip_prefix("Bearer ")).ok_or(JwtError::MissingBearer)?;
+        let token =
+            header.and_then(|h| h.strip_prefix("Bearer ")).ok_or(JwtError::MissingBearer)?;
         let mut validation = Validation::new(Algorithm::HS256);
         validation.validate_exp = false;
         validation.required_spec_claims.clear();
-        let data = jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&self.0), &validation)
-            .map_err(|e| JwtError::Invalid(e.to_string()))?;
+        let data =
+            jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_secret(&self.0), &validation)
+                .map_err(|e| JwtError::Invalid(e.to_string()))?;
         let now = now();
         if data.claims.iat.abs_diff(now) > MAX_IAT_DRIFT_SECS {
             return Err(JwtError::Stale { iat: data.claims.iat, now });
@@ -99,7 +103,11 @@ impl JwtSecret {
     /// (tests, tools).
     pub fn token(&self) -> String {
         let claims = serde_json::json!({ "iat": now() });
-        jsonwebtoken::encode(&jsonwebtoken::Header::new(Algorithm::HS256), &claims, &jsonwebtoken::EncodingKey::from_secret(&self.0))
-            .expect("HS256 encoding of a JSON object cannot fail")
+        jsonwebtoken::encode(
+            &jsonwebtoken::Header::new(Algorithm::HS256),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(&self.0),
+        )
+        .expect("HS256 encoding of a JSON object cannot fail")
     }
 }

@@ -32,7 +32,13 @@ impl BuiltPayload {
     /// Keeps the requests as the Engine API hands them out: ordered by type, without the
     /// types that carry no request data (EIP-7685; `requests_hash` leaves them out too).
     pub fn new(built: BuiltBlock) -> Self {
-        let requests = built.requests.map(|r| r.take()).unwrap_or_default().into_iter().filter(|r| r.len() > 1).collect();
+        let requests = built
+            .requests
+            .map(|r| r.take())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.len() > 1)
+            .collect();
         Self { block: built.block, requests }
     }
 }

@@ -29,30 +29,52 @@ pub struct RunningServers {
 /// # Errors
 /// [`ServerError::Bind`] when an address cannot be bound, [`ServerError::Setup`] when the
 /// RPC modules cannot be merged or a bound address cannot be read.
-pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, http_addr: Option<SocketAddr>) -> Result<RunningServers, ServerError> {
-    #[allow(clippy::result_large_err, reason = "tower-http's `custom` validator returns the rejection `Response` by value")]
-    let auth_layer = ValidateRequestHeaderLayer::custom(move |request: &mut http::Request<jsonrpsee::server::HttpBody>| {
-        let header = request.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        match secret.validate_header(header) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                tracing::debug!(%e, "rejected Engine API request");
-                let mut response = http::Response::new(jsonrpsee::server::HttpBody::from(format!("{{\"error\":\"{e}\"}}")));
-                *response.status_mut() = http::StatusCode::UNAUTHORIZED;
-                Err(response)
+pub async fn start(
+    node: Arc<Node>,
+    auth_addr: SocketAddr,
+    secret: JwtSecret,
+    http_addr: Option<SocketAddr>,
+) -> Result<RunningServers, ServerError> {
+    #[allow(
+        clippy::result_large_err,
+        reason = "tower-http's `custom` validator returns the rejection `Response` by value"
+    )]
+    let auth_layer = ValidateRequestHeaderLayer::custom(
+        move |request: &mut http::Request<jsonrpsee::server::HttpBody>| {
+            let header =
+                request.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+            match secret.validate_header(header) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    tracing::debug!(%e, "rejected Engine API request");
+                    let mut response = http::Response::new(jsonrpsee::server::HttpBody::from(
+                        format!("{{\"error\":\"{e}\"}}"),
+                    ));
+                    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+                    Err(response)
+                }
             }
-        }
-    });
+        },
+    );
     let mut engine = crate::engine::module(node.clone());
     // Consensus clients also read chain data over the auth port.
-    engine.merge(crate::eth::module(node.clone())).map_err(|e| ServerError::Setup(e.to_string()))?;
-    let auth_config = ServerConfig::builder().max_request_body_size(ENGINE_MAX_BODY).max_response_body_size(ENGINE_MAX_BODY).build();
+    engine
+        .merge(crate::eth::module(node.clone()))
+        .map_err(|e| ServerError::Setup(e.to_string()))?;
+    let auth_config = ServerConfig::builder()
+        .max_request_body_size(ENGINE_MAX_BODY)
+        .max_response_body_size(ENGINE_MAX_BODY)
+        .build();
     let auth_server = Server::builder()
         .set_config(auth_config)
         .set_http_middleware(tower::ServiceBuilder::new().layer(auth_layer))
         .build(auth_addr)
         .await
-        .map_err(|e| ServerError::Bind { what: "Engine API", addr: auth_addr, reason: e.to_string() })?;
+        .map_err(|e| ServerError::Bind {
+            what: "Engine API",
+            addr: auth_addr,
+            reason: e.to_string(),
+        })?;
     let auth_addr = auth_server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
     let auth = auth_server.start(engine);
 
@@ -75,7 +97,11 @@ pub async fn start(node: Arc<Node>, auth_addr: SocketAddr, secret: JwtSecret, ht
 /// disk first) or a background database write fails. After a failed write the node must
 /// not go on: the blocks it would keep answering about exist only in memory and vanish on
 /// restart. So the servers stop and the error is returned; the binary exits non-zero.
-pub async fn serve(node: Arc<Node>, servers: RunningServers, shutdown: impl std::future::Future<Output = ()>) -> Result<(), ServerError> {
+pub async fn serve(
+    node: Arc<Node>,
+    servers: RunningServers,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), ServerError> {
     let watch = node.chain.store.failure_watch();
     let (failed_tx, failed_rx) = tokio::sync::oneshot::channel();
     // The watch blocks on a condition variable; a plain thread keeps it off the runtime

@@ -8,7 +8,9 @@ use alloy_primitives::{address, Address, Bytes, TxKind, B256, U256};
 use alloy_rpc_types_engine::{ExecutionPayloadV3, ExecutionPayloadV4};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis, GenesisAccount};
+use ethrex_blockchain::genesis::{
+    alloc_state_root, genesis_header_at, init_genesis, GenesisAccount,
+};
 use ethrex_blockchain::{Blockchain, PayloadAttributes};
 use ethrex_common::{BlockWithBal, ChainConfig, Fork, Header};
 use ethrex_rpc::jwt::JwtSecret;
@@ -32,7 +34,10 @@ fn key() -> PrivateKeySigner {
 
 fn genesis() -> (Header, BTreeMap<Address, GenesisAccount>, ChainConfig) {
     let mut alloc = ethrex_blockchain::system_contracts::system_contracts();
-    alloc.insert(key().address(), GenesisAccount { balance: U256::from(10u128.pow(24)), ..Default::default() });
+    alloc.insert(
+        key().address(),
+        GenesisAccount { balance: U256::from(10u128.pow(24)), ..Default::default() },
+    );
     let config = ChainConfig::all_forks_at_genesis(1, Fork::Amsterdam);
     (genesis_header_at(&config, 30_000_000, 7, alloc_state_root(&alloc).unwrap()), alloc, config)
 }
@@ -87,7 +92,12 @@ fn payload_params(b: &BlockWithBal) -> Value {
         block_access_list: alloy_rlp::encode(b.bal.as_ref().unwrap()).into(),
         slot_number: b.block.header.slot_number.unwrap(),
     };
-    json!([payload, Vec::<B256>::new(), b.block.header.parent_beacon_block_root.unwrap(), Vec::<Bytes>::new()])
+    json!([
+        payload,
+        Vec::<B256>::new(),
+        b.block.header.parent_beacon_block_root.unwrap(),
+        Vec::<Bytes>::new()
+    ])
 }
 
 struct Running {
@@ -110,10 +120,23 @@ fn start_node_with(node: Node) -> Running {
     let secret = JwtSecret::from_hex(&"ab".repeat(32)).unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let servers = rt
-        .block_on(start(node.clone(), "127.0.0.1:0".parse().unwrap(), secret.clone(), Some("127.0.0.1:0".parse().unwrap())))
+        .block_on(start(
+            node.clone(),
+            "127.0.0.1:0".parse().unwrap(),
+            secret.clone(),
+            Some("127.0.0.1:0".parse().unwrap()),
+        ))
         .unwrap();
     let (auth_addr, http_addr) = (servers.auth_addr, servers.http.as_ref().unwrap().1);
-    Running { rt: Some(rt), node, servers: Some(servers), auth_addr, http_addr, secret, genesis_hash }
+    Running {
+        rt: Some(rt),
+        node,
+        servers: Some(servers),
+        auth_addr,
+        http_addr,
+        secret,
+        genesis_hash,
+    }
 }
 
 impl Drop for Running {
@@ -154,7 +177,8 @@ fn try_post(addr: SocketAddr, body: &[u8], bearer: Option<&str>) -> Option<(u16,
 impl Running {
     fn engine(&self, method: &str, params: Value) -> Value {
         let req = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let (code, body) = post(self.auth_addr, req.to_string().as_bytes(), Some(&self.secret.token()));
+        let (code, body) =
+            post(self.auth_addr, req.to_string().as_bytes(), Some(&self.secret.token()));
         assert_eq!(code, 200, "{method}: {body}");
         serde_json::from_str(&body).unwrap_or_else(|e| panic!("{method}: {e}: {body}"))
     }
@@ -198,7 +222,8 @@ impl Running {
         });
         let node = self.node.clone();
         drop(self);
-        let node = Arc::try_unwrap(node).unwrap_or_else(|_| panic!("the servers still hold the node"));
+        let node =
+            Arc::try_unwrap(node).unwrap_or_else(|_| panic!("the servers still hold the node"));
         node.chain.store.flush().unwrap();
     }
     fn fork_choice(&self, head: B256) -> String {
@@ -263,7 +288,8 @@ fn invalid_payloads_are_reported_and_leave_no_trace() {
     let bal = bad.bal.as_mut().unwrap();
     let entry = bal.iter_mut().find(|a| a.address == RECIPIENT).unwrap();
     entry.balance_changes[0].post_balance = U256::from(999);
-    bad.block.header.block_access_list_hash = Some(ethrex_common::compute_block_access_list_hash(bal));
+    bad.block.header.block_access_list_hash =
+        Some(ethrex_common::compute_block_access_list_hash(bal));
     let v = node.engine("engine_newPayloadV5", payload_params(&bad));
     assert_eq!(v["result"]["status"], "INVALID", "{v}");
     assert_eq!(v["result"]["latestValidHash"], json!(node.genesis_hash));
@@ -305,14 +331,19 @@ fn payload_building_round_trips() {
     assert_eq!(status["result"]["status"], "VALID", "{status}");
     // Wrong getPayload version for an Amsterdam payload.
     assert_eq!(node.engine("engine_getPayloadV4", json!([id]))["error"]["code"], -38005);
-    assert_eq!(node.engine("engine_getPayloadV6", json!(["0x0000000000000001"]))["error"]["code"], -38001);
+    assert_eq!(
+        node.engine("engine_getPayloadV6", json!(["0x0000000000000001"]))["error"]["code"],
+        -38001
+    );
 }
 
 #[test]
 fn bad_requests_get_errors_and_the_node_keeps_serving() {
     let node = start_node();
     let (auth, http) = (node.auth_addr, node.http_addr);
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "engine_exchangeCapabilities", "params": [[]]}).to_string();
+    let call =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "engine_exchangeCapabilities", "params": [[]]})
+            .to_string();
 
     assert_eq!(post(auth, call.as_bytes(), None).0, 401, "no token");
     assert_eq!(post(auth, call.as_bytes(), Some("not.a.jwt")).0, 401, "garbage token");
@@ -320,8 +351,15 @@ fn bad_requests_get_errors_and_the_node_keeps_serving() {
     assert_eq!(post(auth, call.as_bytes(), Some(&forged)).0, 401, "wrong secret");
     let stale = {
         use jsonwebtoken::{encode, EncodingKey, Header};
-        let iat = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 120;
-        encode(&Header::default(), &json!({"iat": iat}), &EncodingKey::from_secret(node.secret.as_bytes())).unwrap()
+        let iat =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+                - 120;
+        encode(
+            &Header::default(),
+            &json!({"iat": iat}),
+            &EncodingKey::from_secret(node.secret.as_bytes()),
+        )
+        .unwrap()
     };
     assert_eq!(post(auth, call.as_bytes(), Some(&stale)).0, 401, "stale iat");
     assert_eq!(post(auth, call.as_bytes(), Some(&node.secret.token())).0, 200);
@@ -341,7 +379,10 @@ fn bad_requests_get_errors_and_the_node_keeps_serving() {
 
     // Still serving.
     assert_eq!(node.eth("eth_chainId", json!([]))["result"], "0x1");
-    assert_eq!(node.eth("web3_clientVersion", json!([]))["result"].as_str().unwrap().split('/').next(), Some("ethrex"));
+    assert_eq!(
+        node.eth("web3_clientVersion", json!([]))["result"].as_str().unwrap().split('/').next(),
+        Some("ethrex")
+    );
 }
 
 /// A block that claims `parent` as its parent: `template`'s contents under a header that
@@ -361,7 +402,8 @@ fn with_wrong_bal(good: &BlockWithBal) -> BlockWithBal {
     let bal = bad.bal.as_mut().unwrap();
     let entry = bal.iter_mut().find(|a| a.address == RECIPIENT).unwrap();
     entry.balance_changes[0].post_balance = U256::from(999);
-    bad.block.header.block_access_list_hash = Some(ethrex_common::compute_block_access_list_hash(bal));
+    bad.block.header.block_access_list_hash =
+        Some(ethrex_common::compute_block_access_list_hash(bal));
     bad
 }
 
@@ -382,7 +424,10 @@ fn invalid_ancestor_sequence(node: &Running) {
         assert_eq!(v["result"]["status"], "INVALID", "{name}: {v}");
         assert_eq!(v["result"]["latestValidHash"], json!(node.genesis_hash), "{name}: {v}");
         let reason = v["result"]["validationError"].as_str().unwrap();
-        assert!(reason.starts_with("BlockException.INVALID_BLOCK_ACCESS_LIST: "), "{name}: {reason}");
+        assert!(
+            reason.starts_with("BlockException.INVALID_BLOCK_ACCESS_LIST: "),
+            "{name}: {reason}"
+        );
     }
     // Re-sent, and fork choice onto the invalid chain: answered from memory.
     let v = node.engine_within_a_second("engine_newPayloadV5", payload_params(&bad));
@@ -400,7 +445,11 @@ fn invalid_ancestor_sequence(node: &Running) {
     assert_eq!(node.balance(), U256::from(1000));
     // The next block builds on it; back to genesis for the next round.
     assert_eq!(node.new_payload(&next), "VALID");
-    assert_eq!(node.engine_within_a_second("engine_forkchoiceUpdatedV4", fcu(node.genesis_hash))["result"]["payloadStatus"]["status"], "VALID");
+    assert_eq!(
+        node.engine_within_a_second("engine_forkchoiceUpdatedV4", fcu(node.genesis_hash))["result"]
+            ["payloadStatus"]["status"],
+        "VALID"
+    );
 }
 
 #[test]
@@ -419,7 +468,8 @@ fn a_side_block_reached_through_an_invalid_ancestor_is_invalid() {
     builder.import_block(good.clone()).unwrap();
     let base = builder.build_block(&attributes(24), vec![transfer(1, 2000)]).unwrap();
     builder.import_block(base.clone()).unwrap();
-    let bad = with_wrong_bal(&builder.build_block(&attributes(36), vec![transfer(2, 3000)]).unwrap());
+    let bad =
+        with_wrong_bal(&builder.build_block(&attributes(36), vec![transfer(2, 3000)]).unwrap());
     let late_child = child_of(&bad, &builder.build_block(&attributes(48), vec![]).unwrap());
     assert_eq!(node.new_payload(&good), "VALID");
     assert_eq!(node.new_payload(&late_child), "SYNCING");
@@ -468,7 +518,9 @@ fn fork_choice_checks_safe_finalized_and_payload_attributes() {
     assert_eq!(node.new_payload(&a1), "VALID");
     assert_eq!(node.new_payload(&b1), "ACCEPTED");
     let state = |head: B256, safe: B256, finalized: B256| json!({"headBlockHash": head, "safeBlockHash": safe, "finalizedBlockHash": finalized});
-    let fcu = |state: Value, attrs: Value| node.engine_within_a_second("engine_forkchoiceUpdatedV4", json!([state, attrs]));
+    let fcu = |state: Value, attrs: Value| {
+        node.engine_within_a_second("engine_forkchoiceUpdatedV4", json!([state, attrs]))
+    };
 
     // Safe / finalized on another branch, or unknown: -38002.
     let v = fcu(state(a1.hash(), b1.hash(), node.genesis_hash), Value::Null);
@@ -494,7 +546,10 @@ fn fork_choice_checks_safe_finalized_and_payload_attributes() {
     let v = fcu(state(b1.hash(), b1.hash(), node.genesis_hash), attrs(30, Some(2)));
     assert!(v["result"]["payloadId"].is_string(), "{v}");
     // V3 attributes for an Amsterdam timestamp: unsupported fork.
-    let v = node.engine("engine_forkchoiceUpdatedV3", json!([state(b1.hash(), b1.hash(), node.genesis_hash), attrs(40, None)]));
+    let v = node.engine(
+        "engine_forkchoiceUpdatedV3",
+        json!([state(b1.hash(), b1.hash(), node.genesis_hash), attrs(40, None)]),
+    );
     assert_eq!(v["error"]["code"], -38005, "{v}");
 }
 
@@ -511,21 +566,32 @@ fn built_payloads_hand_out_the_requests_their_header_commits_to() {
     let consolidation = [vec![0x22; 48], vec![0x33; 48]].concat();
     let txs = vec![
         call(0, WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, 1, withdrawal.clone().into(), 3_000_000),
-        call(1, CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, 1, consolidation.clone().into(), 3_000_000),
+        call(
+            1,
+            CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
+            1,
+            consolidation.clone().into(),
+            3_000_000,
+        ),
     ];
     let built = builder.build_payload(&attributes(12), txs).unwrap();
     let id = alloy_rpc_types_engine::PayloadId::new([7; 8]);
     node.node.payloads.lock().insert(id, ethrex_rpc::node::BuiltPayload::new(built));
 
     let v = node.engine("engine_getPayloadV6", json!([id]));
-    let requests: Vec<Bytes> = serde_json::from_value(v["result"]["executionRequests"].clone()).unwrap();
+    let requests: Vec<Bytes> =
+        serde_json::from_value(v["result"]["executionRequests"].clone()).unwrap();
     assert_eq!(requests.len(), 2, "{v}");
     // Type byte, then source address and the call's data (EIP-7002 gives the amount
     // little-endian).
     let sender = key().address();
-    let expected_withdrawal = [&[1u8][..], sender.as_slice(), &[0x11; 48], &5u64.to_le_bytes()].concat();
+    let expected_withdrawal =
+        [&[1u8][..], sender.as_slice(), &[0x11; 48], &5u64.to_le_bytes()].concat();
     let expected_consolidation = [&[2u8][..], sender.as_slice(), &consolidation].concat();
-    assert_eq!(requests, vec![Bytes::from(expected_withdrawal), Bytes::from(expected_consolidation)]);
+    assert_eq!(
+        requests,
+        vec![Bytes::from(expected_withdrawal), Bytes::from(expected_consolidation)]
+    );
 
     // The payload imports with its requests (anywhere: here, on the node that built it)...
     let exec = &v["result"]["executionPayload"];
@@ -551,7 +617,13 @@ struct FaultyBackend {
 
 impl FaultyBackend {
     fn new(inner: Arc<dyn KvBackend>, write_delay: Duration, fail_from_write: u64) -> Arc<Self> {
-        Arc::new(Self { inner, write_delay, fail_from_write, writes: AtomicU64::new(0), synced_writes: AtomicU64::new(0) })
+        Arc::new(Self {
+            inner,
+            write_delay,
+            fail_from_write,
+            writes: AtomicU64::new(0),
+            synced_writes: AtomicU64::new(0),
+        })
     }
 }
 
@@ -586,7 +658,11 @@ impl KvBackend for FaultyBackend {
 fn fork_choice_answers_valid_only_for_a_head_synced_to_disk() {
     // Every write takes a second: without waiting for the disk, the answers below would
     // come long before the batches are written.
-    let backend = FaultyBackend::new(Arc::new(ethrex_storage::memory::MemoryBackend::new()), Duration::from_secs(1), u64::MAX);
+    let backend = FaultyBackend::new(
+        Arc::new(ethrex_storage::memory::MemoryBackend::new()),
+        Duration::from_secs(1),
+        u64::MAX,
+    );
     let chain = new_chain_on(Store::new(backend.clone()));
     chain.store.flush().unwrap();
     let genesis_writes = backend.writes.load(Ordering::SeqCst);
@@ -597,9 +673,17 @@ fn fork_choice_answers_valid_only_for_a_head_synced_to_disk() {
     let b2 = builder.build_block(&attributes(24), vec![transfer(1, 1000)]).unwrap();
 
     assert_eq!(node.new_payload(&b1), "VALID");
-    assert_eq!(backend.writes.load(Ordering::SeqCst), genesis_writes, "newPayload does not wait for the disk");
+    assert_eq!(
+        backend.writes.load(Ordering::SeqCst),
+        genesis_writes,
+        "newPayload does not wait for the disk"
+    );
     assert_eq!(node.fork_choice(b1.hash()), "VALID");
-    assert_eq!(backend.synced_writes.load(Ordering::SeqCst), genesis_writes + 1, "VALID only once the head is written and synced");
+    assert_eq!(
+        backend.synced_writes.load(Ordering::SeqCst),
+        genesis_writes + 1,
+        "VALID only once the head is written and synced"
+    );
     assert_eq!(node.new_payload(&b2), "VALID");
     assert_eq!(node.fork_choice(b2.hash()), "VALID");
     assert_eq!(backend.synced_writes.load(Ordering::SeqCst), genesis_writes + 2);
@@ -607,7 +691,11 @@ fn fork_choice_answers_valid_only_for_a_head_synced_to_disk() {
 
 #[test]
 fn a_lag_lets_fork_choice_answer_before_the_disk_catches_up() {
-    let backend = FaultyBackend::new(Arc::new(ethrex_storage::memory::MemoryBackend::new()), Duration::from_secs(1), u64::MAX);
+    let backend = FaultyBackend::new(
+        Arc::new(ethrex_storage::memory::MemoryBackend::new()),
+        Duration::from_secs(1),
+        u64::MAX,
+    );
     let chain = new_chain_on(Store::new(backend.clone()));
     chain.store.flush().unwrap();
     let genesis_writes = backend.writes.load(Ordering::SeqCst);
@@ -616,15 +704,24 @@ fn a_lag_lets_fork_choice_answer_before_the_disk_catches_up() {
     let b1 = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
     assert_eq!(node.new_payload(&b1), "VALID");
     assert_eq!(node.fork_choice(b1.hash()), "VALID");
-    assert_eq!(backend.writes.load(Ordering::SeqCst), genesis_writes, "answered while the block was still in memory");
+    assert_eq!(
+        backend.writes.load(Ordering::SeqCst),
+        genesis_writes,
+        "answered while the block was still in memory"
+    );
     node.stop();
-    assert_eq!(backend.writes.load(Ordering::SeqCst), genesis_writes + 1, "a clean stop writes everything");
+    assert_eq!(
+        backend.writes.load(Ordering::SeqCst),
+        genesis_writes + 1,
+        "a clean stop writes everything"
+    );
 }
 
 #[test]
 fn a_failed_disk_write_stops_the_node_and_the_database_reopens_at_a_prefix() {
     let dir = tempfile::tempdir().unwrap();
-    let rocks: Arc<dyn KvBackend> = Arc::new(ethrex_storage::rocksdb::RocksBackend::open(dir.path()).unwrap());
+    let rocks: Arc<dyn KvBackend> =
+        Arc::new(ethrex_storage::rocksdb::RocksBackend::open(dir.path()).unwrap());
     // Genesis and two blocks reach the disk; the third block's write fails.
     let backend = FaultyBackend::new(rocks, Duration::ZERO, 4);
     let chain = new_chain_on(Store::new(backend.clone()));
@@ -632,7 +729,11 @@ fn a_failed_disk_write_stops_the_node_and_the_database_reopens_at_a_prefix() {
     assert_eq!(backend.writes.load(Ordering::SeqCst), 1);
     let mut node = start_node_with(Node::new(chain));
     let servers = node.servers.take().unwrap();
-    let serving = node.rt().spawn(ethrex_rpc::server::serve(node.node.clone(), servers, std::future::pending()));
+    let serving = node.rt().spawn(ethrex_rpc::server::serve(
+        node.node.clone(),
+        servers,
+        std::future::pending(),
+    ));
 
     let builder = new_chain();
     let mut blocks = Vec::new();
@@ -650,15 +751,24 @@ fn a_failed_disk_write_stops_the_node_and_the_database_reopens_at_a_prefix() {
     assert_eq!(node.new_payload(&blocks[2]), "VALID");
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "engine_forkchoiceUpdatedV4",
         "params": [{"headBlockHash": blocks[2].hash(), "safeBlockHash": B256::ZERO, "finalizedBlockHash": B256::ZERO}, null]});
-    if let Some((_, body)) = try_post(node.auth_addr, request.to_string().as_bytes(), Some(&node.secret.token())) {
+    if let Some((_, body)) =
+        try_post(node.auth_addr, request.to_string().as_bytes(), Some(&node.secret.token()))
+    {
         if let Ok(v) = serde_json::from_str::<Value>(&body) {
-            assert_eq!(v["error"]["code"], -32603, "never VALID for a head that is not on disk: {v}");
-            assert!(v["error"]["message"].as_str().unwrap().contains("No space left on device"), "{v}");
+            assert_eq!(
+                v["error"]["code"], -32603,
+                "never VALID for a head that is not on disk: {v}"
+            );
+            assert!(
+                v["error"]["message"].as_str().unwrap().contains("No space left on device"),
+                "{v}"
+            );
         }
     }
 
     // The node stops with the reason.
-    let stopped = node.rt().block_on(async { tokio::time::timeout(Duration::from_secs(5), serving).await });
+    let stopped =
+        node.rt().block_on(async { tokio::time::timeout(Duration::from_secs(5), serving).await });
     let err = stopped.expect("the node stops after a failed write").unwrap().unwrap_err();
     assert!(matches!(err, ethrex_rpc::server::ServerError::Persistence(_)), "{err}");
     assert!(err.to_string().contains("No space left on device"), "{err}");

@@ -69,7 +69,8 @@ impl ChangeSet {
 
     /// Parses stored bytes; anything malformed is a corrupt `change_sets` entry.
     pub fn decode(bytes: &[u8]) -> Result<Self, StoreError> {
-        Self::decode_bytes(bytes).map_err(|e| StoreError::Corrupt { table: ChangeSets::NAME, reason: e.0 })
+        Self::decode_bytes(bytes)
+            .map_err(|e| StoreError::Corrupt { table: ChangeSets::NAME, reason: e.0 })
     }
 
     /// Parses stored bytes, reporting what is malformed.

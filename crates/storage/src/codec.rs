@@ -205,8 +205,9 @@ impl EncodeValue<B256> for B256 {
 /// A storage value: big-endian without leading zeros (zero is never stored: it deletes).
 impl Value for U256 {
     fn decode_value(bytes: &[u8]) -> Result<Self, CodecError> {
-        U256::try_from_be_slice(bytes)
-            .ok_or_else(|| CodecError(format!("storage value is {} bytes, at most 32 allowed", bytes.len())))
+        U256::try_from_be_slice(bytes).ok_or_else(|| {
+            CodecError(format!("storage value is {} bytes, at most 32 allowed", bytes.len()))
+        })
     }
 }
 
@@ -311,7 +312,10 @@ mod tests {
     fn fixed_values_check_their_length() {
         assert_eq!(7u64.encode_value(), hex!("0000000000000007"));
         assert_eq!(u64::decode_value(&hex!("0000000000000007")), Ok(7));
-        assert_eq!(u64::decode_value(&[7]).unwrap_err().to_string(), "block number is 1 bytes, expected 8");
+        assert_eq!(
+            u64::decode_value(&[7]).unwrap_err().to_string(),
+            "block number is 1 bytes, expected 8"
+        );
         assert_eq!(B256::repeat_byte(1).encode_value(), vec![1; 32]);
         assert!(B256::decode_value(&[1, 2, 3]).is_err());
     }

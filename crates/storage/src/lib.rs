@@ -37,7 +37,9 @@ pub enum StoreError {
     #[error("{0}")]
     Invalid(String),
     /// An earlier background write failed; the message is that failure's.
-    #[error("writing to the database failed; blocks after the last written one are only in memory: {0}")]
+    #[error(
+        "writing to the database failed; blocks after the last written one are only in memory: {0}"
+    )]
     Persistence(String),
 }
 

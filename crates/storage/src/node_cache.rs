@@ -14,12 +14,19 @@ use ethrex_trie::NodeRlp;
 
 /// Nodes are addressed by their hash, so a cached node can never be stale: the cache
 /// needs no invalidation, only a size bound.
-pub(crate) type NodeCache = quick_cache::sync::Cache<B256, NodeRlp, quick_cache::UnitWeighter, KeyHasher>;
+pub(crate) type NodeCache =
+    quick_cache::sync::Cache<B256, NodeRlp, quick_cache::UnitWeighter, KeyHasher>;
 
 type KeyHasher = FbBuildHasher<32>;
 
 pub(crate) fn node_cache(entries: usize) -> NodeCache {
-    NodeCache::with(entries, entries as u64, quick_cache::UnitWeighter, KeyHasher::default(), Default::default())
+    NodeCache::with(
+        entries,
+        entries as u64,
+        quick_cache::UnitWeighter,
+        KeyHasher::default(),
+        Default::default(),
+    )
 }
 
 #[cfg(test)]
@@ -36,8 +43,11 @@ mod tests {
         // chance with probability ~256 * e^-64, so the exact counts below cannot flake.
         use std::hash::BuildHasher;
         let hasher = KeyHasher::default();
-        let hashes: Vec<u64> = (0u64..16384).map(|i| hasher.hash_one(keccak256(i.to_le_bytes()))).collect();
-        let distinct = |bits: fn(u64) -> u64| hashes.iter().map(|h| bits(*h)).collect::<std::collections::HashSet<_>>().len();
+        let hashes: Vec<u64> =
+            (0u64..16384).map(|i| hasher.hash_one(keccak256(i.to_le_bytes()))).collect();
+        let distinct = |bits: fn(u64) -> u64| {
+            hashes.iter().map(|h| bits(*h)).collect::<std::collections::HashSet<_>>().len()
+        };
         assert_eq!(distinct(|h| h & 0xff), 256, "low byte");
         assert_eq!(distinct(|h| (h >> 32) & 0xff), 256, "middle byte");
         assert_eq!(distinct(|h| h >> 57), 128, "top 7 bits");

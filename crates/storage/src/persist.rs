@@ -44,8 +44,10 @@ impl PendingBatch {
         for (table, _, _) in &batch.ops {
             per_table[table.index()] += 1;
         }
-        let mut index: Vec<FxHashMap<Vec<u8>, usize>> =
-            per_table.iter().map(|n| FxHashMap::with_capacity_and_hasher(*n, Default::default())).collect();
+        let mut index: Vec<FxHashMap<Vec<u8>, usize>> = per_table
+            .iter()
+            .map(|n| FxHashMap::with_capacity_and_hasher(*n, Default::default()))
+            .collect();
         for (pos, (table, key, _)) in batch.ops.iter().enumerate() {
             index[table.index()].insert(key.clone(), pos);
         }
@@ -70,8 +72,13 @@ impl PendingBatch {
     }
 
     /// The final op of every key the batch writes in `table` (`(key, None)` deletes it).
-    pub(crate) fn table_ops(&self, table: Table) -> impl Iterator<Item = (&[u8], Option<&Vec<u8>>)> {
-        self.index[table.index()].iter().map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
+    pub(crate) fn table_ops(
+        &self,
+        table: Table,
+    ) -> impl Iterator<Item = (&[u8], Option<&Vec<u8>>)> {
+        self.index[table.index()]
+            .iter()
+            .map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
     }
 
     /// `Some(None)`: the batch deletes the key; `None`: the batch does not touch it.
@@ -142,7 +149,8 @@ impl Persister {
         on_written: impl Fn(Arc<PendingBatch>) + Send + 'static,
     ) -> Self {
         let (sender, receiver) = sync_channel::<Arc<PendingBatch>>(MAX_PENDING_BATCHES);
-        let shared = Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new() });
+        let shared =
+            Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new() });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("ethrex-persist".into())
@@ -195,8 +203,12 @@ impl Persister {
     pub(crate) fn submit(&self, pending: Arc<PendingBatch>) -> Result<(), StoreError> {
         self.shared.progress.lock().accepted += 1;
         let sender = self.sender.lock();
-        let sender = sender.as_ref().ok_or_else(|| StoreError::Persistence("the store is shut down".into()))?;
-        sender.send(pending).map_err(|_| StoreError::Persistence("the persister thread stopped".into()))
+        let sender = sender
+            .as_ref()
+            .ok_or_else(|| StoreError::Persistence("the store is shut down".into()))?;
+        sender
+            .send(pending)
+            .map_err(|_| StoreError::Persistence("the persister thread stopped".into()))
     }
 
     /// Waits until every accepted batch is on the backend.

@@ -41,9 +41,9 @@ impl RocksBackend {
     }
 
     fn cf(&self, table: Table) -> Result<&rocksdb::ColumnFamily, StoreError> {
-        self.db
-            .cf_handle(table.name())
-            .ok_or_else(|| StoreError::Backend(format!("rocksdb: missing column family {}", table.name()).into()))
+        self.db.cf_handle(table.name()).ok_or_else(|| {
+            StoreError::Backend(format!("rocksdb: missing column family {}", table.name()).into())
+        })
     }
 }
 
@@ -54,7 +54,9 @@ impl KvBackend for RocksBackend {
 
     fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward)) {
+        for item in
+            self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward))
+        {
             let (k, v) = item.map_err(err)?;
             if !k.starts_with(prefix) {
                 break;

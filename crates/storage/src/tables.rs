@@ -158,7 +158,10 @@ mod tests {
     #[test]
     fn corrupt_bytes_name_their_table() {
         let err = decode_value::<HeaderNumbers>(&[1, 2, 3]).unwrap_err();
-        assert_eq!(err.to_string(), "corrupt header_numbers entry: block number is 3 bytes, expected 8");
+        assert_eq!(
+            err.to_string(),
+            "corrupt header_numbers entry: block number is 3 bytes, expected 8"
+        );
         let err = decode_key::<Storage>(&[0; 51]).unwrap_err();
         assert!(matches!(err, StoreError::Corrupt { table: "storage", .. }), "{err}");
         let err = decode_value::<Meta>(&[0; 31]).unwrap_err();

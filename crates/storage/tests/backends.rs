@@ -1,15 +1,21 @@
 //! Every backend: batches are applied whole, reads see them, prefix scans are ordered,
 //! and on-disk backends keep everything across a reopen.
 
-use ethrex_storage::{DbKind, Store, Table, WriteBatch};
 use ethrex_storage::KvBackend;
+use ethrex_storage::{DbKind, Store, Table, WriteBatch};
 use std::sync::Arc;
 
 fn backends(dir: &std::path::Path) -> Vec<(DbKind, Arc<dyn KvBackend>)> {
     vec![
         (DbKind::Memory, Arc::new(ethrex_storage::memory::MemoryBackend::new())),
-        (DbKind::Mdbx, Arc::new(ethrex_storage::mdbx::MdbxBackend::open(&dir.join("mdbx")).unwrap())),
-        (DbKind::Rocksdb, Arc::new(ethrex_storage::rocksdb::RocksBackend::open(&dir.join("rocks")).unwrap())),
+        (
+            DbKind::Mdbx,
+            Arc::new(ethrex_storage::mdbx::MdbxBackend::open(&dir.join("mdbx")).unwrap()),
+        ),
+        (
+            DbKind::Rocksdb,
+            Arc::new(ethrex_storage::rocksdb::RocksBackend::open(&dir.join("rocks")).unwrap()),
+        ),
     ]
 }
 
@@ -25,7 +31,11 @@ fn put_get_delete_and_scan() {
         batch.put(Table::Accounts, vec![7, 1], vec![1]);
         db.write(&batch).unwrap();
         assert_eq!(db.get(Table::Storage, &[7, 2]).unwrap(), Some(vec![2; 3]), "{kind:?}");
-        assert_eq!(db.get(Table::Accounts, &[7, 2]).unwrap(), None, "{kind:?}: tables are separate");
+        assert_eq!(
+            db.get(Table::Accounts, &[7, 2]).unwrap(),
+            None,
+            "{kind:?}: tables are separate"
+        );
         let scan = db.scan_prefix(Table::Storage, &[7]).unwrap();
         assert_eq!(scan.iter().map(|(k, _)| k[1]).collect::<Vec<_>>(), vec![1, 2, 3], "{kind:?}");
         let mut batch = WriteBatch::new();
@@ -49,7 +59,11 @@ fn on_disk_backends_persist_across_reopen() {
             store.write(batch).unwrap();
         }
         let store = Store::open(kind, Some(&path)).unwrap();
-        assert_eq!(store.head().unwrap(), Some(alloy_primitives::B256::repeat_byte(0xab)), "{kind:?}");
+        assert_eq!(
+            store.head().unwrap(),
+            Some(alloy_primitives::B256::repeat_byte(0xab)),
+            "{kind:?}"
+        );
     }
 }
 
@@ -72,7 +86,10 @@ fn disk_backends_need_a_path() {
 
 /// Overwrites the same keys `rounds` times and returns the bytes the file's used pages
 /// span afterwards (the live data is ~0.7 MB).
-fn mdbx_used_bytes_after_overwrites(policy: ethrex_storage::mdbx::SteadyPolicy, rounds: u32) -> u64 {
+fn mdbx_used_bytes_after_overwrites(
+    policy: ethrex_storage::mdbx::SteadyPolicy,
+    rounds: u32,
+) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let db = ethrex_storage::mdbx::MdbxBackend::open_with_policy(dir.path(), policy).unwrap();
     for round in 0..rounds {
@@ -84,7 +101,10 @@ fn mdbx_used_bytes_after_overwrites(policy: ethrex_storage::mdbx::SteadyPolicy, 
         db.write(&batch).unwrap();
     }
     let key = alloy_primitives::keccak256(7u32.to_be_bytes());
-    assert_eq!(db.get(Table::TrieNodes, key.as_slice()).unwrap(), Some(vec![(rounds - 1) as u8; 300]));
+    assert_eq!(
+        db.get(Table::TrieNodes, key.as_slice()).unwrap(),
+        Some(vec![(rounds - 1) as u8; 300])
+    );
     db.used_bytes().unwrap()
 }
 
@@ -95,9 +115,15 @@ fn mdbx_steady_points_let_commits_reuse_freed_pages() {
     // Without steady points MDBX (SafeNoSync) cannot reuse freed pages: every round's
     // copies land in new pages (~0.75 MB a round here). This half checks the premise the
     // policy rests on.
-    let never = mdbx_used_bytes_after_overwrites(SteadyPolicy { max_growth_bytes: u64::MAX, max_age: hour }, 150);
+    let never = mdbx_used_bytes_after_overwrites(
+        SteadyPolicy { max_growth_bytes: u64::MAX, max_age: hour },
+        150,
+    );
     assert!(never > 96 << 20, "without steady points 150 rounds used only {never} bytes");
     // With them, twice the rounds fit in well under half of that.
-    let steady = mdbx_used_bytes_after_overwrites(SteadyPolicy { max_growth_bytes: 2 << 20, max_age: hour }, 300);
+    let steady = mdbx_used_bytes_after_overwrites(
+        SteadyPolicy { max_growth_bytes: 2 << 20, max_age: hour },
+        300,
+    );
     assert!(steady * 2 < never, "with a steady point every 2 MiB of growth 300 rounds used {steady} bytes, against {never} for 150 without");
 }

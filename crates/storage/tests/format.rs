@@ -44,7 +44,10 @@ fn slot(n: &str) -> String {
 }
 
 fn block(number: u64, parent: B256) -> Block {
-    Block { header: Header { number, parent_hash: parent, ..Default::default() }, body: BlockBody::default() }
+    Block {
+        header: Header { number, parent_hash: parent, ..Default::default() },
+        body: BlockBody::default(),
+    }
 }
 
 fn table(backend: &MemoryBackend, table: Table) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -105,7 +108,10 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
         receipts: &receipts,
         state: StateUpdate {
             accounts: vec![(B, None)],
-            storage: vec![(A, U256::from(0x0102u64), U256::ZERO), (A, U256::from(5u64), U256::from(0x01_0000u64))],
+            storage: vec![
+                (A, U256::from(0x0102u64), U256::ZERO),
+                (A, U256::from(5u64), U256::from(0x01_0000u64)),
+            ],
             wiped_storage: vec![(A, U256::from(0xffu64))],
             codes: vec![],
             trie_nodes: vec![],
@@ -119,26 +125,39 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
     let b1 = rep("0b", 32);
     assert_eq!(
         table(&backend, Table::Headers),
-        vec![(h(&[&g]), alloy_rlp::encode(&genesis.header)), (h(&[&b1]), alloy_rlp::encode(&block1.header))]
+        vec![
+            (h(&[&g]), alloy_rlp::encode(&genesis.header)),
+            (h(&[&b1]), alloy_rlp::encode(&block1.header))
+        ]
     );
     assert_eq!(
         table(&backend, Table::HeaderNumbers),
         vec![(h(&[&g]), h(&["0000000000000000"])), (h(&[&b1]), h(&["0000000000000001"]))]
     );
-    let canonical = vec![(h(&["0000000000000000"]), h(&[&g])), (h(&["0000000000000001"]), h(&[&b1]))];
+    let canonical =
+        vec![(h(&["0000000000000000"]), h(&[&g])), (h(&["0000000000000001"]), h(&[&b1]))];
     assert_eq!(table(&backend, Table::CanonicalHashes), canonical);
     assert_eq!(
         table(&backend, Table::Bodies),
-        vec![(h(&[&g]), alloy_rlp::encode(&genesis.body)), (h(&[&b1]), alloy_rlp::encode(&block1.body))]
+        vec![
+            (h(&[&g]), alloy_rlp::encode(&genesis.body)),
+            (h(&[&b1]), alloy_rlp::encode(&block1.body))
+        ]
     );
     // No receipts: an empty RLP list, for the genesis and for the block.
-    assert_eq!(table(&backend, Table::Receipts), vec![(h(&[&g]), h(&["c0"])), (h(&[&b1]), h(&["c0"]))]);
+    assert_eq!(
+        table(&backend, Table::Receipts),
+        vec![(h(&[&g]), h(&["c0"])), (h(&[&b1]), h(&["c0"]))]
+    );
     assert_eq!(table(&backend, Table::Bals), vec![(h(&[&b1]), h(&["c0"]))]);
     // B was deleted by block 1; A is untouched.
     assert_eq!(table(&backend, Table::Accounts), vec![(h(&[&rep("11", 20)]), account_rlp())]);
     // Slot 0x0102 was zeroed (deleted), slot 5 set; values are big-endian without
     // leading zeros.
-    assert_eq!(table(&backend, Table::Storage), vec![(h(&[&rep("11", 20), &slot("5")]), h(&["010000"]))]);
+    assert_eq!(
+        table(&backend, Table::Storage),
+        vec![(h(&[&rep("11", 20), &slot("5")]), h(&["010000"]))]
+    );
     assert_eq!(table(&backend, Table::Code), vec![(h(&[&rep("cc", 32)]), h(&["6000"]))]);
     assert_eq!(table(&backend, Table::TrieNodes), vec![(h(&[&rep("dd", 32)]), h(&["c0"]))]);
     let change_set_bytes = h(&[
@@ -175,7 +194,10 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
         ]
     );
     assert_eq!(table(&backend, Table::CanonicalHashes), canonical[..1].to_vec());
-    assert_eq!(table(&backend, Table::Meta), vec![(b"genesis".to_vec(), h(&[&g])), (b"head".to_vec(), h(&[&g]))]);
+    assert_eq!(
+        table(&backend, Table::Meta),
+        vec![(b"genesis".to_vec(), h(&[&g])), (b"head".to_vec(), h(&[&g]))]
+    );
     assert_eq!(table(&backend, Table::Headers).len(), 2);
     assert_eq!(table(&backend, Table::ChangeSets).len(), 1);
 
@@ -189,7 +211,10 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
     assert_eq!(store.storage(&A, &U256::from(0x0102u64)).unwrap(), U256::from(0x0304u64));
     assert_eq!(
         store.storage_entries(&A).unwrap(),
-        vec![(U256::from(5u64), U256::from(0x01_0000u64)), (U256::from(0x0102u64), U256::from(0x0304u64))]
+        vec![
+            (U256::from(5u64), U256::from(0x01_0000u64)),
+            (U256::from(0x0102u64), U256::from(0x0304u64))
+        ]
     );
     assert_eq!(store.all_accounts().unwrap(), vec![(A, account()), (B, account())]);
     assert_eq!(store.code(&CODE_HASH).unwrap(), Some(Bytes::from_static(&[0x60, 0x00])));

@@ -23,7 +23,11 @@ impl KvBackend for TestBackend {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
         self.inner.get(table, key)
     }
-    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    fn scan_prefix(
+        &self,
+        table: Table,
+        prefix: &[u8],
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
         self.inner.scan_prefix(table, prefix)
     }
     fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
@@ -60,7 +64,12 @@ fn head_batch(head: u8, puts: &[(u64, u8)], deletes: &[u64]) -> WriteBatch {
 }
 
 fn entries(store: &Store) -> Vec<(u64, u64)> {
-    store.storage_entries(&ACCOUNT).unwrap().into_iter().map(|(k, v)| (k.to::<u64>(), v.to::<u64>())).collect()
+    store
+        .storage_entries(&ACCOUNT)
+        .unwrap()
+        .into_iter()
+        .map(|(k, v)| (k.to::<u64>(), v.to::<u64>()))
+        .collect()
 }
 
 #[test]
@@ -89,12 +98,19 @@ fn reads_see_batches_before_they_reach_the_disk() {
 fn a_value_evicted_from_the_cache_is_read_from_its_pending_batch() {
     let backend = Arc::new(TestBackend::default());
     // Far fewer cache entries than slots written: most reads miss the cache.
-    let store = Store::with_cache_sizes(backend.clone(), CacheSizes { trie_nodes: 16, accounts: 16, storage: 16 });
+    let store = Store::with_cache_sizes(
+        backend.clone(),
+        CacheSizes { trie_nodes: 16, accounts: 16, storage: 16 },
+    );
     let puts: Vec<(u64, u8)> = (0..200).map(|slot| (slot, (slot % 250) as u8 + 1)).collect();
     let gate = backend.gate.lock().unwrap();
     store.write(head_batch(1, &puts, &[])).unwrap();
     for (slot, value) in &puts {
-        assert_eq!(store.storage(&ACCOUNT, &U256::from(*slot)).unwrap(), U256::from(*value), "slot {slot}");
+        assert_eq!(
+            store.storage(&ACCOUNT, &U256::from(*slot)).unwrap(),
+            U256::from(*value),
+            "slot {slot}"
+        );
     }
     drop(gate);
     store.flush().unwrap();
@@ -114,7 +130,11 @@ fn a_failed_write_is_sticky_and_nothing_after_it_lands() {
     drop(gate);
     assert!(matches!(store.flush(), Err(StoreError::Persistence(_))));
     assert!(matches!(store.write(head_batch(4, &[], &[])), Err(StoreError::Persistence(_))));
-    assert_eq!(backend.inner.get(Table::Meta, b"head").unwrap(), Some(vec![1; 32]), "the disk keeps block 1");
+    assert_eq!(
+        backend.inner.get(Table::Meta, b"head").unwrap(),
+        Some(vec![1; 32]),
+        "the disk keeps block 1"
+    );
     assert_eq!(backend.inner.get(Table::Storage, &slot_key(3)).unwrap(), None);
     assert_eq!(backend.writes.load(Ordering::SeqCst), 2, "nothing was attempted after the failure");
 }
@@ -151,7 +171,8 @@ fn cached_accounts_and_code_follow_writes() {
     let backend = Arc::new(TestBackend::default());
     let store = Store::new(backend.clone());
     let (a, b) = (Address::repeat_byte(1), Address::repeat_byte(2));
-    let account = |balance: u64| AccountState { balance: U256::from(balance), ..Default::default() };
+    let account =
+        |balance: u64| AccountState { balance: U256::from(balance), ..Default::default() };
     let mut first = WriteBatch::new();
     first.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(1)));
     first.put(Table::Accounts, b.to_vec(), alloy_rlp::encode(account(2)));
@@ -174,7 +195,11 @@ fn cached_accounts_and_code_follow_writes() {
     let mut corrupt = WriteBatch::new();
     corrupt.put(Table::Accounts, a.to_vec(), vec![0xff, 0x01]);
     store.write(corrupt).unwrap();
-    assert!(matches!(store.account(&a), Err(StoreError::Corrupt { .. })), "{:?}", store.account(&a));
+    assert!(
+        matches!(store.account(&a), Err(StoreError::Corrupt { .. })),
+        "{:?}",
+        store.account(&a)
+    );
     store.flush().unwrap();
 }
 
@@ -183,7 +208,10 @@ fn reads_see_a_batch_before_its_values_reach_the_caches() {
     let backend = Arc::new(TestBackend::default());
     let store = Store::new(backend.clone());
     let a = Address::repeat_byte(7);
-    let account = |balance: u64| ethrex_common::AccountState { balance: U256::from(balance), ..Default::default() };
+    let account = |balance: u64| ethrex_common::AccountState {
+        balance: U256::from(balance),
+        ..Default::default()
+    };
     let mut first = head_batch(1, &[(1, 10), (2, 20)], &[]);
     first.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(1)));
     store.write(first).unwrap();
@@ -196,7 +224,10 @@ fn reads_see_a_batch_before_its_values_reach_the_caches() {
     // Occupy every thread of the pool the cache updates run on, so the next batch's
     // values cannot reach the caches until the reads below are done.
     let threads = rayon::current_num_threads();
-    let (started, release) = (Arc::new(std::sync::Barrier::new(threads + 1)), Arc::new(std::sync::Barrier::new(threads + 1)));
+    let (started, release) = (
+        Arc::new(std::sync::Barrier::new(threads + 1)),
+        Arc::new(std::sync::Barrier::new(threads + 1)),
+    );
     for _ in 0..threads {
         let (started, release) = (started.clone(), release.clone());
         rayon::spawn(move || {
@@ -233,12 +264,18 @@ fn a_corrupt_slot_value_is_reported_not_cached_as_zero() {
     // A storage value is at most 32 bytes.
     batch.put(Table::Storage, slot_key(1), vec![1; 33]);
     store.write(batch).unwrap();
-    assert!(matches!(store.storage(&ACCOUNT, &U256::from(1)), Err(StoreError::Corrupt { table: "storage", .. })));
+    assert!(matches!(
+        store.storage(&ACCOUNT, &U256::from(1)),
+        Err(StoreError::Corrupt { table: "storage", .. })
+    ));
     // The next batch has the first one's values put into the caches first; the corrupt
     // one must not become a cached zero.
     store.write(head_batch(2, &[(2, 20)], &[])).unwrap();
     store.flush().unwrap();
-    assert!(matches!(store.storage(&ACCOUNT, &U256::from(1)), Err(StoreError::Corrupt { table: "storage", .. })));
+    assert!(matches!(
+        store.storage(&ACCOUNT, &U256::from(1)),
+        Err(StoreError::Corrupt { table: "storage", .. })
+    ));
     assert_eq!(store.storage(&ACCOUNT, &U256::from(2)).unwrap(), U256::from(20));
     assert!(store.storage_entries(&ACCOUNT).is_err());
 }

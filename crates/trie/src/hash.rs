@@ -78,7 +78,12 @@ fn hash_subtree(top: &mut Cell, out: Option<&mut NewNodes>, top_is_root: bool) {
     })
 }
 
-fn hash_subtree_with(scratch: &mut Scratch, top: &mut Cell, mut out: Option<&mut NewNodes>, top_is_root: bool) {
+fn hash_subtree_with(
+    scratch: &mut Scratch,
+    top: &mut Cell,
+    mut out: Option<&mut NewNodes>,
+    top_is_root: bool,
+) {
     let Scratch { levels, encoded, ranges, to_hash, hashes } = scratch;
     levels.iter_mut().for_each(Vec::clear);
     let top_level = gather(top, out.is_some(), levels);

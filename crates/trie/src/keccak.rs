@@ -35,8 +35,12 @@ pub(crate) fn keccak256_indexed<'a>(n: usize, msg: impl Fn(usize) -> &'a [u8], o
     #[cfg(target_arch = "x86_64")]
     match simd::best() {
         // SAFETY: `best()` picks a width only after checking the CPU has its instructions.
-        Some(simd::Width::Eight) => return unsafe { simd::hash_all::<8>(n, &msg, out, simd::permute8) },
-        Some(simd::Width::Four) => return unsafe { simd::hash_all::<4>(n, &msg, out, simd::permute4) },
+        Some(simd::Width::Eight) => {
+            return unsafe { simd::hash_all::<8>(n, &msg, out, simd::permute8) }
+        }
+        Some(simd::Width::Four) => {
+            return unsafe { simd::hash_all::<4>(n, &msg, out, simd::permute4) }
+        }
         None => {}
     }
     for (i, o) in out.iter_mut().enumerate() {
@@ -94,7 +98,8 @@ mod simd {
     pub(super) fn best() -> Option<Width> {
         static BEST: OnceLock<Option<Width>> = OnceLock::new();
         *BEST.get_or_init(|| {
-            let cap: usize = std::env::var("ETHREX_KECCAK_LANES").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
+            let cap: usize =
+                std::env::var("ETHREX_KECCAK_LANES").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
             if cap >= 8 && is_x86_feature_detected!("avx512f") {
                 Some(Width::Eight)
             } else if cap >= 4 && is_x86_feature_detected!("avx2") {
@@ -152,7 +157,10 @@ mod simd {
     ///
     /// # Safety
     /// `permute` must be supported by the CPU.
-    pub(super) unsafe fn hash_lanes<const N: usize>(msgs: &[&[u8]; N], permute: unsafe fn(&mut State<N>)) -> [B256; N] {
+    pub(super) unsafe fn hash_lanes<const N: usize>(
+        msgs: &[&[u8]; N],
+        permute: unsafe fn(&mut State<N>),
+    ) -> [B256; N] {
         let nblocks: [usize; N] = std::array::from_fn(|l| blocks(msgs[l].len()));
         let max_blocks = nblocks.iter().copied().max().unwrap_or(0);
         let mut state: State<N> = [[0; N]; 25];
@@ -226,15 +234,17 @@ mod simd {
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::needless_range_loop)] // the index loops are what LLVM unrolls (above)
     pub(super) unsafe fn permute8(state: &mut State<8>) {
-        let mut a: [__m512i; 25] = std::array::from_fn(|i| _mm512_loadu_si512(state[i].as_ptr().cast()));
+        let mut a: [__m512i; 25] =
+            std::array::from_fn(|i| _mm512_loadu_si512(state[i].as_ptr().cast()));
         for rc in RC {
             // theta: column parities, then each word absorbs its two neighbouring columns.
             let c: [__m512i; 5] = std::array::from_fn(|x| {
                 let t = _mm512_ternarylogic_epi64::<0x96>(a[x], a[x + 5], a[x + 10]);
                 _mm512_ternarylogic_epi64::<0x96>(t, a[x + 15], a[x + 20])
             });
-            let d: [__m512i; 5] =
-                std::array::from_fn(|x| _mm512_xor_si512(c[(x + 4) % 5], _mm512_rol_epi64::<1>(c[(x + 1) % 5])));
+            let d: [__m512i; 5] = std::array::from_fn(|x| {
+                _mm512_xor_si512(c[(x + 4) % 5], _mm512_rol_epi64::<1>(c[(x + 1) % 5]))
+            });
             // rho and pi.
             // (Nested loops over x and y: LLVM unrolls these fully, keeping every word in
             // a register; a single loop over 25 was left rolled and ran 3x slower.)
@@ -249,8 +259,11 @@ mod simd {
             // chi: a ^ (!b & c) in one instruction.
             for y in 0..5 {
                 for x in 0..5 {
-                    a[x + 5 * y] =
-                        _mm512_ternarylogic_epi64::<0xD2>(b[x + 5 * y], b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
+                    a[x + 5 * y] = _mm512_ternarylogic_epi64::<0xD2>(
+                        b[x + 5 * y],
+                        b[(x + 1) % 5 + 5 * y],
+                        b[(x + 2) % 5 + 5 * y],
+                    );
                 }
             }
             // iota
@@ -280,13 +293,15 @@ mod simd {
     #[target_feature(enable = "avx2")]
     #[allow(clippy::needless_range_loop)] // as in `permute8`
     pub(super) unsafe fn permute4(state: &mut State<4>) {
-        let mut a: [__m256i; 25] = std::array::from_fn(|i| _mm256_loadu_si256(state[i].as_ptr().cast()));
+        let mut a: [__m256i; 25] =
+            std::array::from_fn(|i| _mm256_loadu_si256(state[i].as_ptr().cast()));
         for rc in RC {
             let c: [__m256i; 5] = std::array::from_fn(|x| {
                 let t = _mm256_xor_si256(_mm256_xor_si256(a[x], a[x + 5]), a[x + 10]);
                 _mm256_xor_si256(_mm256_xor_si256(t, a[x + 15]), a[x + 20])
             });
-            let d: [__m256i; 5] = std::array::from_fn(|x| _mm256_xor_si256(c[(x + 4) % 5], rol4(c[(x + 1) % 5], 1)));
+            let d: [__m256i; 5] =
+                std::array::from_fn(|x| _mm256_xor_si256(c[(x + 4) % 5], rol4(c[(x + 1) % 5], 1)));
             let mut b = [_mm256_setzero_si256(); 25];
             for y in 0..5 {
                 for x in 0..5 {
@@ -322,7 +337,8 @@ mod tests {
     fn check_against_scalar(hash: impl Fn(&[&[u8]], &mut [B256])) {
         for batch in [1usize, 2, 3, 4, 5, 7, 8, 9, 17, 64] {
             for start in (0..700).step_by(batch.max(13)) {
-                let msgs: Vec<Vec<u8>> = (0..batch).map(|j| message((start + j * 37) % 700, j as u64)).collect();
+                let msgs: Vec<Vec<u8>> =
+                    (0..batch).map(|j| message((start + j * 37) % 700, j as u64)).collect();
                 let refs: Vec<&[u8]> = msgs.iter().map(|m| m.as_slice()).collect();
                 let mut out = vec![B256::ZERO; batch];
                 hash(&refs, &mut out);
@@ -346,12 +362,16 @@ mod tests {
     fn each_vector_width_matches_scalar_keccak() {
         // SAFETY (both): each width runs only after its instructions were detected.
         if is_x86_feature_detected!("avx512f") {
-            check_against_scalar(|m, o| unsafe { simd::hash_all::<8>(m.len(), &|i| m[i], o, simd::permute8) });
+            check_against_scalar(|m, o| unsafe {
+                simd::hash_all::<8>(m.len(), &|i| m[i], o, simd::permute8)
+            });
         } else {
             eprintln!("no AVX-512 on this CPU: eight-lane path not tested");
         }
         if is_x86_feature_detected!("avx2") {
-            check_against_scalar(|m, o| unsafe { simd::hash_all::<4>(m.len(), &|i| m[i], o, simd::permute4) });
+            check_against_scalar(|m, o| unsafe {
+                simd::hash_all::<4>(m.len(), &|i| m[i], o, simd::permute4)
+            });
         } else {
             eprintln!("no AVX2 on this CPU: four-lane path not tested");
         }
@@ -395,14 +415,26 @@ mod tests {
             let mut line = format!("{len:4} bytes: scalar {scalar:6.1} ns");
             if is_x86_feature_detected!("avx2") {
                 // SAFETY: AVX2 detected just above.
-                let four =
-                    time(|| unsafe { simd::hash_all::<4>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute4) });
+                let four = time(|| unsafe {
+                    simd::hash_all::<4>(
+                        refs.len(),
+                        &|i| refs[i],
+                        &mut out.borrow_mut(),
+                        simd::permute4,
+                    )
+                });
                 line += &format!(", 4 lanes {four:6.1} ns ({:.2}x)", scalar / four);
             }
             if is_x86_feature_detected!("avx512f") {
                 // SAFETY: AVX-512F detected just above.
-                let eight =
-                    time(|| unsafe { simd::hash_all::<8>(refs.len(), &|i| refs[i], &mut out.borrow_mut(), simd::permute8) });
+                let eight = time(|| unsafe {
+                    simd::hash_all::<8>(
+                        refs.len(),
+                        &|i| refs[i],
+                        &mut out.borrow_mut(),
+                        simd::permute8,
+                    )
+                });
                 line += &format!(", 8 lanes {eight:6.1} ns ({:.2}x)", scalar / eight);
             }
             eprintln!("{line}");

@@ -21,10 +21,7 @@ impl NodeRef {
         if rlp.len() < 32 {
             let mut buf = [0u8; 31];
             buf[..rlp.len()].copy_from_slice(rlp);
-            NodeRef::Inline {
-                len: rlp.len() as u8,
-                buf,
-            }
+            NodeRef::Inline { len: rlp.len() as u8, buf }
         } else {
             NodeRef::Hash(keccak256(rlp))
         }
@@ -83,11 +80,7 @@ pub(crate) struct Cell {
 
 impl Cell {
     pub(crate) fn new_dirty(node: Node) -> Box<Self> {
-        Box::new(Cell {
-            node,
-            cached: None,
-            dirty: true,
-        })
+        Box::new(Cell { node, cached: None, dirty: true })
     }
 
     #[inline]
@@ -99,26 +92,14 @@ impl Cell {
 
 #[derive(Debug)]
 pub(crate) enum Node {
-    Leaf {
-        path: Vec<u8>,
-        value: Vec<u8>,
-    },
-    Extension {
-        path: Vec<u8>,
-        child: Child,
-    },
-    Branch {
-        children: Box<[Child; 16]>,
-        value: Option<Vec<u8>>,
-    },
+    Leaf { path: Vec<u8>, value: Vec<u8> },
+    Extension { path: Vec<u8>, child: Child },
+    Branch { children: Box<[Child; 16]>, value: Option<Vec<u8>> },
 }
 
 impl Node {
     pub(crate) fn empty_branch() -> Self {
-        Node::Branch {
-            children: Box::default(),
-            value: None,
-        }
+        Node::Branch { children: Box::default(), value: None }
     }
 }
 
@@ -153,11 +134,7 @@ fn path_len(path: &[u8]) -> usize {
 fn write_path(path: &[u8], leaf: bool, out: &mut Vec<u8>) {
     let n = hp_len(path);
     if n > 1 {
-        Header {
-            list: false,
-            payload_length: n,
-        }
-        .encode(out);
+        Header { list: false, payload_length: n }.encode(out);
     }
     hp_encode(path, leaf, out);
 }
@@ -168,22 +145,14 @@ pub(crate) fn encode(node: &Node, out: &mut Vec<u8>) {
     match node {
         Node::Leaf { path, value } => {
             let payload = path_len(path) + bytes_len(value);
-            Header {
-                list: true,
-                payload_length: payload,
-            }
-            .encode(out);
+            Header { list: true, payload_length: payload }.encode(out);
             write_path(path, true, out);
             value.as_slice().encode(out);
         }
         Node::Extension { path, child } => {
             let r = child_ref(child);
             let payload = path_len(path) + r.map_or(1, |r| r.encoded_len());
-            Header {
-                list: true,
-                payload_length: payload,
-            }
-            .encode(out);
+            Header { list: true, payload_length: payload }.encode(out);
             write_path(path, false, out);
             match r {
                 Some(r) => r.write(out),
@@ -192,16 +161,9 @@ pub(crate) fn encode(node: &Node, out: &mut Vec<u8>) {
         }
         Node::Branch { children, value } => {
             let refs: [Option<NodeRef>; 16] = std::array::from_fn(|i| child_ref(&children[i]));
-            let payload = refs
-                .iter()
-                .map(|r| r.map_or(1, |r| r.encoded_len()))
-                .sum::<usize>()
+            let payload = refs.iter().map(|r| r.map_or(1, |r| r.encoded_len())).sum::<usize>()
                 + value.as_deref().map_or(1, bytes_len);
-            Header {
-                list: true,
-                payload_length: payload,
-            }
-            .encode(out);
+            Header { list: true, payload_length: payload }.encode(out);
             for r in &refs {
                 match r {
                     Some(r) => r.write(out),
@@ -217,10 +179,7 @@ pub(crate) fn encode(node: &Node, out: &mut Vec<u8>) {
 }
 
 fn corrupt(hash: B256, reason: impl Into<String>) -> TrieError {
-    TrieError::CorruptNode {
-        hash,
-        reason: reason.into(),
-    }
+    TrieError::CorruptNode { hash, reason: reason.into() }
 }
 
 /// One RLP item: whether it is a list, its full encoding and its payload.
@@ -244,11 +203,8 @@ fn split_items(mut payload: &[u8], hash: B256) -> Result<([Item<'_>; 17], usize)
         let h = Header::decode(&mut payload).map_err(|e| corrupt(hash, e.to_string()))?;
         let header_len = start.len() - payload.len();
         let (body, rest) = payload.split_at(h.payload_length);
-        items[count] = Item {
-            list: h.list,
-            raw: &start[..header_len + h.payload_length],
-            payload: body,
-        };
+        items[count] =
+            Item { list: h.list, raw: &start[..header_len + h.payload_length], payload: body };
         count += 1;
         payload = rest;
     }
@@ -278,10 +234,7 @@ pub(crate) fn decode(rlp: &[u8], hash: B256) -> Result<Node, TrieError> {
                 if items[1].list {
                     return Err(corrupt(hash, "leaf value is a list"));
                 }
-                Ok(Node::Leaf {
-                    path,
-                    value: items[1].payload.to_vec(),
-                })
+                Ok(Node::Leaf { path, value: items[1].payload.to_vec() })
             } else {
                 if path.is_empty() {
                     return Err(corrupt(hash, "extension with empty path"));
@@ -344,10 +297,7 @@ mod tests {
 
     #[test]
     fn leaf_encoding_is_canonical() {
-        let node = Node::Leaf {
-            path: vec![1, 2, 3],
-            value: b"hello".to_vec(),
-        };
+        let node = Node::Leaf { path: vec![1, 2, 3], value: b"hello".to_vec() };
         // rlp([hp(0x31 0x23), "hello"])
         let mut expected = vec![0xc9, 0x82, 0x31, 0x23, 0x85];
         expected.extend_from_slice(b"hello");
@@ -359,22 +309,13 @@ mod tests {
         let mut children: Box<[Child; 16]> = Box::default();
         children[3] = Child::Hash(B256::repeat_byte(7));
         children[9] = Child::Node(Box::new(Cell {
-            node: Node::Leaf {
-                path: vec![],
-                value: vec![1],
-            },
+            node: Node::Leaf { path: vec![], value: vec![1] },
             cached: Some(NodeRef::from_rlp(&[0xc2, 0x20, 0x01])),
             dirty: false,
         }));
-        let branch = Node::Branch {
-            children,
-            value: Some(vec![0xff; 40]),
-        };
+        let branch = Node::Branch { children, value: Some(vec![0xff; 40]) };
         roundtrip(&branch);
-        let ext = Node::Extension {
-            path: vec![0xa],
-            child: Child::Hash(B256::repeat_byte(1)),
-        };
+        let ext = Node::Extension { path: vec![0xa], child: Child::Hash(B256::repeat_byte(1)) };
         roundtrip(&ext);
     }
 

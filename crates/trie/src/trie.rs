@@ -35,16 +35,8 @@ pub struct Trie<'a, R: NodeReader + ?Sized> {
 impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     /// Opens the trie at `root`; nothing is read until it is needed.
     pub fn new(reader: &'a R, root: B256) -> Self {
-        let root = if root == EMPTY_ROOT_HASH {
-            Child::Empty
-        } else {
-            Child::Hash(root)
-        };
-        Trie {
-            reader,
-            root,
-            pending: 0,
-        }
+        let root = if root == EMPTY_ROOT_HASH { Child::Empty } else { Child::Hash(root) };
+        Trie { reader, root, pending: 0 }
     }
 
     /// Value stored under `key`, if any.
@@ -111,10 +103,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     fn root_is_branch(&mut self) -> Result<bool, TrieError> {
         Ok(matches!(
             cell_mut(self.reader, &mut self.root)?,
-            Some(Cell {
-                node: Node::Branch { .. },
-                ..
-            })
+            Some(Cell { node: Node::Branch { .. }, .. })
         ))
     }
 
@@ -122,9 +111,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     /// (they are 64-nibble paths here), and the root must be a branch.
     fn update_subtrees_parallel(&mut self, updates: &mut [PathUpdate]) -> Result<(), TrieError> {
         let reader = self.reader;
-        let Child::Node(cell) = &mut self.root else {
-            unreachable!("root resolved to a branch")
-        };
+        let Child::Node(cell) = &mut self.root else { unreachable!("root resolved to a branch") };
         let Node::Branch { children, .. } = &mut cell.node else {
             unreachable!("root is a branch")
         };
@@ -164,9 +151,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         self.pending += changed;
         cell.mark_dirty();
         prepare_collapse(reader, &mut cell.node)?;
-        let Child::Node(cell) = std::mem::take(&mut self.root) else {
-            unreachable!()
-        };
+        let Child::Node(cell) = std::mem::take(&mut self.root) else { unreachable!() };
         self.root = normalize(cell);
         Ok(())
     }
@@ -200,23 +185,13 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
 
 /// Reads and decodes a stored node.
 fn load<R: NodeReader + ?Sized>(reader: &R, hash: B256) -> Result<Box<Cell>, TrieError> {
-    let rlp = reader
-        .get_node(&hash)?
-        .ok_or(TrieError::MissingNode(hash))?;
+    let rlp = reader.get_node(&hash)?.ok_or(TrieError::MissingNode(hash))?;
     let node = decode(&rlp, hash)?;
     // Only a root can legitimately be stored while shorter than 32 bytes; it
     // keeps its inline form so that, were it ever embedded, its parent would
     // encode it the canonical way.
-    let cached = if rlp.len() >= 32 {
-        NodeRef::Hash(hash)
-    } else {
-        NodeRef::from_rlp(&rlp)
-    };
-    Ok(Box::new(Cell {
-        node,
-        cached: Some(cached),
-        dirty: false,
-    }))
+    let cached = if rlp.len() >= 32 { NodeRef::Hash(hash) } else { NodeRef::from_rlp(&rlp) };
+    Ok(Box::new(Cell { node, cached: Some(cached), dirty: false }))
 }
 
 /// Loads the slot if it is an unresolved hash and returns its node.
@@ -255,21 +230,12 @@ fn get_at<R: NodeReader + ?Sized>(
 }
 
 fn new_leaf(path: &[u8], value: Vec<u8>) -> Child {
-    Child::Node(Cell::new_dirty(Node::Leaf {
-        path: path.to_vec(),
-        value,
-    }))
+    Child::Node(Cell::new_dirty(Node::Leaf { path: path.to_vec(), value }))
 }
 
 /// Puts `(path, value)` directly under a fresh branch.
 fn place_in_branch(branch: &mut Node, path: &[u8], value: Vec<u8>) {
-    let Node::Branch {
-        children,
-        value: bv,
-    } = branch
-    else {
-        unreachable!()
-    };
+    let Node::Branch { children, value: bv } = branch else { unreachable!() };
     match path.split_first() {
         None => *bv = Some(value),
         Some((&n, rest)) => children[n as usize] = new_leaf(rest, value),
@@ -282,10 +248,7 @@ fn over_branch(prefix: &[u8], branch: Node) -> Node {
     if prefix.is_empty() {
         branch
     } else {
-        Node::Extension {
-            path: prefix.to_vec(),
-            child: Child::Node(Cell::new_dirty(branch)),
-        }
+        Node::Extension { path: prefix.to_vec(), child: Child::Node(Cell::new_dirty(branch)) }
     }
 }
 
@@ -301,10 +264,7 @@ pub(crate) fn insert_at<R: NodeReader + ?Sized>(
         return Ok(true);
     };
     match &mut cell.node {
-        Node::Leaf {
-            path: lp,
-            value: lv,
-        } => {
+        Node::Leaf { path: lp, value: lv } => {
             if lp.as_slice() == path {
                 if *lv == value {
                     return Ok(false);
@@ -328,9 +288,7 @@ pub(crate) fn insert_at<R: NodeReader + ?Sized>(
             } else {
                 let old_child = std::mem::take(child);
                 let mut branch = Node::empty_branch();
-                let Node::Branch { children, .. } = &mut branch else {
-                    unreachable!()
-                };
+                let Node::Branch { children, .. } = &mut branch else { unreachable!() };
                 let tail = &ep[c + 1..];
                 children[ep[c] as usize] = if tail.is_empty() {
                     old_child
@@ -344,10 +302,7 @@ pub(crate) fn insert_at<R: NodeReader + ?Sized>(
                 cell.node = over_branch(&path[..c], branch);
             }
         }
-        Node::Branch {
-            children,
-            value: bv,
-        } => match path.split_first() {
+        Node::Branch { children, value: bv } => match path.split_first() {
             None => {
                 if bv.as_ref() == Some(&value) {
                     return Ok(false);
@@ -407,9 +362,7 @@ pub(crate) fn remove_at<R: NodeReader + ?Sized>(
         }
     }
     cell.mark_dirty();
-    let Child::Node(cell) = std::mem::take(slot) else {
-        unreachable!()
-    };
+    let Child::Node(cell) = std::mem::take(slot) else { unreachable!() };
     *slot = normalize(cell);
     Ok(true)
 }
@@ -419,11 +372,7 @@ pub(crate) fn remove_at<R: NodeReader + ?Sized>(
 /// before anything is restructured, keeps `normalize` infallible so an I/O
 /// error never leaves a half-rewritten subtree.
 fn prepare_collapse<R: NodeReader + ?Sized>(reader: &R, node: &mut Node) -> Result<(), TrieError> {
-    let Node::Branch {
-        children,
-        value: None,
-    } = node
-    else {
+    let Node::Branch { children, value: None } = node else {
         return Ok(());
     };
     let mut occupied = children.iter_mut().filter(|c| !matches!(c, Child::Empty));
@@ -443,17 +392,12 @@ fn normalize(mut cell: Box<Cell>) -> Child {
             Child::Empty => return Child::Empty,
             Child::Hash(_) => None,
             Child::Node(inner) => match &mut inner.node {
-                Node::Leaf { path: ip, value } => Some(Node::Leaf {
-                    path: concat(path, ip),
-                    value: std::mem::take(value),
-                }),
-                Node::Extension {
-                    path: ip,
-                    child: ic,
-                } => Some(Node::Extension {
-                    path: concat(path, ip),
-                    child: std::mem::take(ic),
-                }),
+                Node::Leaf { path: ip, value } => {
+                    Some(Node::Leaf { path: concat(path, ip), value: std::mem::take(value) })
+                }
+                Node::Extension { path: ip, child: ic } => {
+                    Some(Node::Extension { path: concat(path, ip), child: std::mem::take(ic) })
+                }
                 Node::Branch { .. } => None,
             },
         },
@@ -465,10 +409,9 @@ fn normalize(mut cell: Box<Cell>) -> Child {
                 .map(|(i, _)| i);
             match (occupied.next(), occupied.next(), value.is_some()) {
                 (None, _, false) => return Child::Empty,
-                (None, _, true) => Some(Node::Leaf {
-                    path: Vec::new(),
-                    value: value.take().expect("checked"),
-                }),
+                (None, _, true) => {
+                    Some(Node::Leaf { path: Vec::new(), value: value.take().expect("checked") })
+                }
                 (Some(i), None, false) => {
                     Some(collapse_into(i as u8, std::mem::take(&mut children[i])))
                 }
@@ -487,21 +430,14 @@ fn normalize(mut cell: Box<Cell>) -> Child {
 fn collapse_into(index: u8, child: Child) -> Node {
     match child {
         Child::Node(inner) if !matches!(inner.node, Node::Branch { .. }) => match inner.node {
-            Node::Leaf { path, value } => Node::Leaf {
-                path: prepend(index, &path),
-                value,
-            },
-            Node::Extension { path, child } => Node::Extension {
-                path: prepend(index, &path),
-                child,
-            },
+            Node::Leaf { path, value } => Node::Leaf { path: prepend(index, &path), value },
+            Node::Extension { path, child } => {
+                Node::Extension { path: prepend(index, &path), child }
+            }
             Node::Branch { .. } => unreachable!(),
         },
         // A branch child (or, defensively, an unresolved one) stays a
         // separate node behind a one-nibble extension, keeping its cached hash.
-        other => Node::Extension {
-            path: vec![index],
-            child: other,
-        },
+        other => Node::Extension { path: vec![index], child: other },
     }
 }

@@ -30,11 +30,7 @@ fn random_value(rng: &mut StdRng) -> Vec<u8> {
 
 fn store_nodes(store: &mut Store, nodes: NewNodes) {
     for (hash, rlp) in nodes {
-        assert_eq!(
-            keccak256(&rlp),
-            hash,
-            "emitted node is not content-addressed"
-        );
+        assert_eq!(keccak256(&rlp), hash, "emitted node is not content-addressed");
         store.insert(hash, rlp);
     }
 }
@@ -63,11 +59,7 @@ fn hex_prefix(nibbles: &[u8], leaf: bool) -> Vec<u8> {
 fn rlp_list(items: &[Vec<u8>]) -> Vec<u8> {
     let payload: usize = items.iter().map(Vec::len).sum();
     let mut out = Vec::new();
-    Header {
-        list: true,
-        payload_length: payload,
-    }
-    .encode(&mut out);
+    Header { list: true, payload_length: payload }.encode(&mut out);
     for item in items {
         out.extend_from_slice(item);
     }
@@ -98,10 +90,7 @@ fn naive_node(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     let last = &entries[entries.len() - 1].0;
     let cp = first.iter().zip(last).take_while(|(a, b)| a == b).count();
     if cp > 0 {
-        let sub: Vec<_> = entries
-            .iter()
-            .map(|(p, v)| (p[cp..].to_vec(), v.clone()))
-            .collect();
+        let sub: Vec<_> = entries.iter().map(|(p, v)| (p[cp..].to_vec(), v.clone())).collect();
         return rlp_list(&[
             rlp_bytes(&hex_prefix(&first[..cp], false)),
             reference(naive_node(&sub)),
@@ -114,16 +103,9 @@ fn naive_node(entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
             .filter(|(p, _)| p.first() == Some(&nibble))
             .map(|(p, v)| (p[1..].to_vec(), v.clone()))
             .collect();
-        items.push(if sub.is_empty() {
-            vec![0x80]
-        } else {
-            reference(naive_node(&sub))
-        });
+        items.push(if sub.is_empty() { vec![0x80] } else { reference(naive_node(&sub)) });
     }
-    let value = entries
-        .iter()
-        .find(|(p, _)| p.is_empty())
-        .map(|(_, v)| v.clone());
+    let value = entries.iter().find(|(p, _)| p.is_empty()).map(|(_, v)| v.clone());
     items.push(rlp_bytes(value.as_deref().unwrap_or(&[])));
     rlp_list(&items)
 }
@@ -162,12 +144,8 @@ fn known_vector_dogglesworth() {
 
 #[test]
 fn known_vector_puppy_any_order() {
-    let entries: [(&[u8], &[u8]); 4] = [
-        (b"do", b"verb"),
-        (b"horse", b"stallion"),
-        (b"doge", b"coin"),
-        (b"dog", b"puppy"),
-    ];
+    let entries: [(&[u8], &[u8]); 4] =
+        [(b"do", b"verb"), (b"horse", b"stallion"), (b"doge", b"coin"), (b"dog", b"puppy")];
     let expected = b256!("5991bb8c6514148a29db676a14ac506cd2cd5775ace63c30a4fe457715e9ac84");
     let mut rng = StdRng::seed_from_u64(7);
     for _ in 0..10 {
@@ -182,10 +160,7 @@ fn known_vector_puppy_any_order() {
         }
         assert_eq!(trie.root_hash().unwrap(), expected);
     }
-    let map: BTreeMap<_, _> = entries
-        .iter()
-        .map(|(k, v)| (k.to_vec(), v.to_vec()))
-        .collect();
+    let map: BTreeMap<_, _> = entries.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
     assert_eq!(naive_root(&map), expected);
 }
 
@@ -209,9 +184,8 @@ fn random_hashed_keys_match_hash_builder() {
     for seed in 1..=20u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let n = [1, 2, 3, 17, 100, 500, 1000, 3000][seed as usize % 8];
-        let entries: Vec<(B256, Vec<u8>)> = (0..n)
-            .map(|_| (random_key(&mut rng), random_value(&mut rng)))
-            .collect();
+        let entries: Vec<(B256, Vec<u8>)> =
+            (0..n).map(|_| (random_key(&mut rng), random_value(&mut rng))).collect();
         let expected = root_from_scratch(entries.clone());
 
         let store = Store::new();
@@ -243,9 +217,8 @@ fn random_short_keys_match_hash_builder() {
         let store = Store::new();
         let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
         for _ in 0..400 {
-            let key: Vec<u8> = (0..key_len)
-                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
-                .collect();
+            let key: Vec<u8> =
+                (0..key_len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
             if rng.random_bool(0.25) {
                 model.remove(&key);
                 trie.remove(&key).unwrap();
@@ -278,9 +251,8 @@ fn random_prefix_keys_match_naive_reference() {
             let mut trie = Trie::new(&store, root);
             for _ in 0..150 {
                 let len = rng.random_range(0..5);
-                let key: Vec<u8> = (0..len)
-                    .map(|_| alphabet[rng.random_range(0..alphabet.len())])
-                    .collect();
+                let key: Vec<u8> =
+                    (0..len).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect();
                 if rng.random_bool(0.3) {
                     model.remove(&key);
                     trie.remove(&key).unwrap();
@@ -296,11 +268,7 @@ fn random_prefix_keys_match_naive_reference() {
             root = new_root;
             let mut trie = Trie::new(&store, root);
             for (k, v) in &model {
-                assert_eq!(
-                    trie.get(k).unwrap().as_ref(),
-                    Some(v),
-                    "seed {seed} round {round}"
-                );
+                assert_eq!(trie.get(k).unwrap().as_ref(), Some(v), "seed {seed} round {round}");
             }
         }
     }
@@ -367,11 +335,7 @@ fn incremental_rounds_match_from_scratch() {
             };
             store_nodes(&mut store, nodes);
             root = new_root;
-            assert_eq!(
-                root,
-                root_from_scratch(model.clone()),
-                "seed {seed} round {round}"
-            );
+            assert_eq!(root, root_from_scratch(model.clone()), "seed {seed} round {round}");
 
             let mut trie = Trie::new(&store, root);
             for (k, v) in model.iter().take(300) {
@@ -389,22 +353,14 @@ fn incremental_rounds_match_from_scratch() {
 fn batch_and_sequential_produce_identical_nodes() {
     let mut rng = StdRng::seed_from_u64(99);
     let mut store = Store::new();
-    let base: Vec<_> = (0..3000)
-        .map(|_| (random_key(&mut rng), Some(random_value(&mut rng))))
-        .collect();
+    let base: Vec<_> =
+        (0..3000).map(|_| (random_key(&mut rng), Some(random_value(&mut rng)))).collect();
     let (root, nodes) = apply_updates(&store, EMPTY_ROOT_HASH, base.clone()).unwrap();
     store_nodes(&mut store, nodes);
 
     let mut batch: Vec<(B256, Option<Vec<u8>>)> = Vec::new();
     for (i, (k, _)) in base.iter().enumerate().take(1500) {
-        batch.push((
-            *k,
-            if i % 3 == 0 {
-                None
-            } else {
-                Some(random_value(&mut rng))
-            },
-        ));
+        batch.push((*k, if i % 3 == 0 { None } else { Some(random_value(&mut rng)) }));
     }
     for _ in 0..500 {
         batch.push((random_key(&mut rng), Some(random_value(&mut rng))));
@@ -420,10 +376,7 @@ fn batch_and_sequential_produce_identical_nodes() {
     // leaf merged up by a delete and split back down by a later insert);
     // writing it again is harmless. Everything else must match exactly.
     let fresh = |nodes: Vec<(B256, Vec<u8>)>| -> BTreeMap<B256, Vec<u8>> {
-        nodes
-            .into_iter()
-            .filter(|(h, _)| !store.contains_key(h))
-            .collect()
+        nodes.into_iter().filter(|(h, _)| !store.contains_key(h)).collect()
     };
     let (f1, f2) = (fresh(n1), fresh(n2));
     assert!(
@@ -448,12 +401,8 @@ fn batch_duplicates_last_wins() {
     ];
     let (root, _) = apply_updates(&store, EMPTY_ROOT_HASH, updates).unwrap();
     assert_eq!(root, root_from_scratch([(k, vec![3])]));
-    let (root, _) = apply_updates(
-        &store,
-        EMPTY_ROOT_HASH,
-        [(k, Some(vec![1])), (k, Some(vec![]))],
-    )
-    .unwrap();
+    let (root, _) =
+        apply_updates(&store, EMPTY_ROOT_HASH, [(k, Some(vec![1])), (k, Some(vec![]))]).unwrap();
     assert_eq!(root, EMPTY_ROOT_HASH);
 }
 
@@ -464,9 +413,8 @@ fn delete_everything_gives_empty_root() {
     for seed in 1..=10u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let n = [1, 2, 5, 50, 700][seed as usize % 5];
-        let entries: Vec<_> = (0..n)
-            .map(|_| (random_key(&mut rng), random_value(&mut rng)))
-            .collect();
+        let entries: Vec<_> =
+            (0..n).map(|_| (random_key(&mut rng), random_value(&mut rng))).collect();
 
         // Within one in-memory trie.
         let store = Store::new();
@@ -539,9 +487,8 @@ fn delete_collapses_into_extension_and_leaf() {
 #[test]
 fn commit_emits_only_new_nodes() {
     let mut rng = StdRng::seed_from_u64(5);
-    let entries: Vec<_> = (0..1000)
-        .map(|_| (random_key(&mut rng), random_value(&mut rng)))
-        .collect();
+    let entries: Vec<_> =
+        (0..1000).map(|_| (random_key(&mut rng), random_value(&mut rng))).collect();
     let mut store = Store::new();
     let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
     for (k, v) in &entries {
@@ -569,20 +516,11 @@ fn commit_emits_only_new_nodes() {
 
     // One update rewrites only its path: every emitted node is new.
     let mut trie = Trie::new(&store, root);
-    trie.insert(entries[0].0.as_slice(), b"changed".to_vec())
-        .unwrap();
+    trie.insert(entries[0].0.as_slice(), b"changed".to_vec()).unwrap();
     let (r, nodes) = trie.commit().unwrap();
     assert_ne!(r, root);
-    assert!(
-        !nodes.is_empty() && nodes.len() <= 6,
-        "emitted {} nodes",
-        nodes.len()
-    );
-    assert_eq!(
-        nodes.iter().filter(|(h, _)| *h == r).count(),
-        1,
-        "root emitted once"
-    );
+    assert!(!nodes.is_empty() && nodes.len() <= 6, "emitted {} nodes", nodes.len());
+    assert_eq!(nodes.iter().filter(|(h, _)| *h == r).count(), 1, "root emitted once");
     for (h, _) in &nodes {
         assert!(!store.contains_key(h));
     }
@@ -614,9 +552,8 @@ fn short_root_is_stored_and_reopens() {
 
 fn committed_trie(seed: u64, n: usize) -> (Store, B256, Vec<B256>) {
     let mut rng = StdRng::seed_from_u64(seed);
-    let entries: Vec<_> = (0..n)
-        .map(|_| (random_key(&mut rng), Some(random_value(&mut rng))))
-        .collect();
+    let entries: Vec<_> =
+        (0..n).map(|_| (random_key(&mut rng), Some(random_value(&mut rng)))).collect();
     let mut store = Store::new();
     let (root, nodes) = apply_updates(&store, EMPTY_ROOT_HASH, entries.clone()).unwrap();
     store_nodes(&mut store, nodes);
@@ -727,9 +664,8 @@ fn store_errors_propagate() {
 fn perf_block_sized_updates() {
     let mut rng = StdRng::seed_from_u64(1);
     let mut store = Store::new();
-    let base: Vec<_> = (0..200_000)
-        .map(|_| (random_key(&mut rng), Some(random_value(&mut rng))))
-        .collect();
+    let base: Vec<_> =
+        (0..200_000).map(|_| (random_key(&mut rng), Some(random_value(&mut rng)))).collect();
     let t = std::time::Instant::now();
     let (mut root, nodes) = apply_updates(&store, EMPTY_ROOT_HASH, base.clone()).unwrap();
     println!("build 200k: {:?}", t.elapsed());
@@ -738,10 +674,7 @@ fn perf_block_sized_updates() {
         let batch: Vec<_> = (0..5000)
             .map(|i| {
                 if i % 2 == 0 {
-                    (
-                        base[rng.random_range(0..base.len())].0,
-                        Some(random_value(&mut rng)),
-                    )
+                    (base[rng.random_range(0..base.len())].0, Some(random_value(&mut rng)))
                 } else {
                     (random_key(&mut rng), Some(random_value(&mut rng)))
                 }

@@ -8,7 +8,10 @@ use revm::database_interface::DatabaseRef;
 
 /// Reads every account (with its code) and every slot `bal` names through `db`, on the
 /// rayon pool. The error is the first failed read's message.
-pub fn warm_from_bal<DB: DatabaseRef + Sync>(db: &DB, bal: &BlockAccessList) -> Result<(), DB::Error>
+pub fn warm_from_bal<DB: DatabaseRef + Sync>(
+    db: &DB,
+    bal: &BlockAccessList,
+) -> Result<(), DB::Error>
 where
     DB::Error: Send,
 {

@@ -59,11 +59,17 @@ impl Sender {
 /// Signs a transaction. ECDSA here is RFC 6979 (deterministic), so equal inputs give
 /// byte-identical signed transactions.
 pub(crate) fn sign_tx(signer: &PrivateKeySigner, tx: TypedTransaction) -> TxEnvelope {
-    let sig = signer.sign_hash_sync(&tx.signature_hash()).expect("signing with a local key cannot fail");
+    let sig =
+        signer.sign_hash_sync(&tx.signature_hash()).expect("signing with a local key cannot fail");
     TxEnvelope::from((tx, sig))
 }
 
-pub(crate) fn sign_authorization(signer: &PrivateKeySigner, auth: Authorization) -> SignedAuthorization {
-    let sig = signer.sign_hash_sync(&auth.signature_hash()).expect("signing with a local key cannot fail");
+pub(crate) fn sign_authorization(
+    signer: &PrivateKeySigner,
+    auth: Authorization,
+) -> SignedAuthorization {
+    let sig = signer
+        .sign_hash_sync(&auth.signature_hash())
+        .expect("signing with a local key cannot fail");
     auth.into_signed(sig)
 }

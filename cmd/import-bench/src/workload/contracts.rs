@@ -23,19 +23,30 @@ fn code(hex_text: &str) -> Bytes {
     Bytes::from(hex::decode(hex_text.trim()).expect("contracts/out holds valid hex"))
 }
 
-pub(crate) static TOKEN_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Token.bin-runtime")));
+pub(crate) static TOKEN_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Token.bin-runtime")));
 /// Creation code; the constructor takes `uint256 supply` (ABI-encoded after the code).
-pub(crate) static TOKEN_CREATION: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Token.bin")));
-pub(crate) static POOL_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Pool.bin-runtime")));
-pub(crate) static ROUTER_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Router.bin-runtime")));
-pub(crate) static NFT_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Nft.bin-runtime")));
-pub(crate) static FACTORY_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Factory.bin-runtime")));
+pub(crate) static TOKEN_CREATION: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Token.bin")));
+pub(crate) static POOL_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Pool.bin-runtime")));
+pub(crate) static ROUTER_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Router.bin-runtime")));
+pub(crate) static NFT_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Nft.bin-runtime")));
+pub(crate) static FACTORY_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Factory.bin-runtime")));
 /// Creation code; the constructor takes `uint256 v`.
-pub(crate) static CHILD_CREATION: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Child.bin")));
-pub(crate) static CHILD_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Child.bin-runtime")));
-pub(crate) static WRITER_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Writer.bin-runtime")));
-pub(crate) static BURNER_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Burner.bin-runtime")));
-pub(crate) static DELEGATE_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| code(include_str!("../../contracts/out/Delegate.bin-runtime")));
+pub(crate) static CHILD_CREATION: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Child.bin")));
+pub(crate) static CHILD_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Child.bin-runtime")));
+pub(crate) static WRITER_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Writer.bin-runtime")));
+pub(crate) static BURNER_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Burner.bin-runtime")));
+pub(crate) static DELEGATE_RUNTIME: LazyLock<Bytes> =
+    LazyLock::new(|| code(include_str!("../../contracts/out/Delegate.bin-runtime")));
 
 /// Number of ERC-20 tokens and AMM pools.
 pub(crate) const TOKENS: usize = 8;
@@ -45,9 +56,9 @@ pub(crate) const POOL_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 3)];
 /// Two-hop router paths (poolA, zeroForOneA, poolB, zeroForOneB): the output token of the
 /// first hop is the input of the second. All go through the hot pool 0.
 pub(crate) const ROUTER_PATHS: [(usize, bool, usize, bool); 4] = [
-    (0, false, 1, true), // T1 -> T0 -> T2
-    (1, false, 0, true), // T2 -> T0 -> T1
-    (0, true, 2, true),  // T0 -> T1 -> T3
+    (0, false, 1, true),  // T1 -> T0 -> T2
+    (1, false, 0, true),  // T2 -> T0 -> T1
+    (0, true, 2, true),   // T0 -> T1 -> T3
     (2, false, 0, false), // T3 -> T1 -> T0
 ];
 /// Writer slots 0 .. WRITER_PREFILLED-1 exist at genesis (overwrite batches land there).
@@ -164,13 +175,29 @@ pub(crate) fn token_transfer(to: Address, amount: U256) -> Bytes {
 }
 
 pub(crate) fn pool_swap(zero_for_one: bool, amount_in: U256, min_out: U256) -> Bytes {
-    call("swap(bool,uint256,uint256)", &[word_bool(zero_for_one), word_u256(amount_in), word_u256(min_out)])
+    call(
+        "swap(bool,uint256,uint256)",
+        &[word_bool(zero_for_one), word_u256(amount_in), word_u256(min_out)],
+    )
 }
 
-pub(crate) fn router_swap2(pool_a: Address, zero_for_one_a: bool, pool_b: Address, zero_for_one_b: bool, amount_in: U256) -> Bytes {
+pub(crate) fn router_swap2(
+    pool_a: Address,
+    zero_for_one_a: bool,
+    pool_b: Address,
+    zero_for_one_b: bool,
+    amount_in: U256,
+) -> Bytes {
     call(
         "swap2(address,bool,address,bool,uint256,uint256)",
-        &[word_addr(pool_a), word_bool(zero_for_one_a), word_addr(pool_b), word_bool(zero_for_one_b), word_u256(amount_in), B256::ZERO],
+        &[
+            word_addr(pool_a),
+            word_bool(zero_for_one_a),
+            word_addr(pool_b),
+            word_bool(zero_for_one_b),
+            word_u256(amount_in),
+            B256::ZERO,
+        ],
     )
 }
 

@@ -10,7 +10,9 @@
 use super::accounts::{derive, sign_authorization, sign_tx, Sender};
 use super::contracts::{self, *};
 use super::Workload;
-use alloy_consensus::{TxEip1559, TxEip2930, TxEip4844, TxEip4844Variant, TxEip7702, TxLegacy, TypedTransaction};
+use alloy_consensus::{
+    TxEip1559, TxEip2930, TxEip4844, TxEip4844Variant, TxEip7702, TxLegacy, TypedTransaction,
+};
 use alloy_eips::eip2930::{AccessList, AccessListItem};
 use alloy_eips::eip7702::Authorization;
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
@@ -52,9 +54,19 @@ pub(crate) struct Profile {
 impl Profile {
     pub(crate) fn for_fork(fork: Fork) -> Self {
         if fork >= Fork::Amsterdam {
-            Profile { writer_fresh_pct: 20, writer_fresh_n: 4..=16, writer_overwrite_n: 16..=160, router_pct: 50 }
+            Profile {
+                writer_fresh_pct: 20,
+                writer_fresh_n: 4..=16,
+                writer_overwrite_n: 16..=160,
+                router_pct: 50,
+            }
         } else {
-            Profile { writer_fresh_pct: 40, writer_fresh_n: 4..=32, writer_overwrite_n: 8..=48, router_pct: 50 }
+            Profile {
+                writer_fresh_pct: 40,
+                writer_fresh_n: 4..=32,
+                writer_overwrite_n: 8..=48,
+                router_pct: 50,
+            }
         }
     }
 }
@@ -91,8 +103,11 @@ impl Planned {
     pub(crate) fn sign(self, senders: &[Sender]) -> Transaction {
         let mut tx = self.tx;
         if let TypedTransaction::Eip7702(t) = &mut tx {
-            t.authorization_list =
-                self.auths.into_iter().map(|(who, auth)| sign_authorization(&senders[who].signer, auth)).collect();
+            t.authorization_list = self
+                .auths
+                .into_iter()
+                .map(|(who, auth)| sign_authorization(&senders[who].signer, auth))
+                .collect();
         }
         sign_tx(&senders[self.sender].signer, tx)
     }
@@ -104,7 +119,9 @@ fn set_nonce(tx: &mut TypedTransaction, nonce: u64) {
         TypedTransaction::Eip2930(t) => t.nonce = nonce,
         TypedTransaction::Eip1559(t) => t.nonce = nonce,
         TypedTransaction::Eip4844(TxEip4844Variant::TxEip4844(t)) => t.nonce = nonce,
-        TypedTransaction::Eip4844(_) => unreachable!("the workload builds blob transactions without sidecars"),
+        TypedTransaction::Eip4844(_) => {
+            unreachable!("the workload builds blob transactions without sidecars")
+        }
         TypedTransaction::Eip7702(t) => t.nonce = nonce,
     }
 }
@@ -161,8 +178,20 @@ impl Workload {
         a
     }
 
-    #[allow(clippy::too_many_arguments, reason = "one parameter per transaction field the callers vary")]
-    fn build(&self, ty: Ty, to: TxKind, value: U256, input: Bytes, gas_limit: u64, access_list: AccessList, fee: Fee) -> TypedTransaction {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per transaction field the callers vary"
+    )]
+    fn build(
+        &self,
+        ty: Ty,
+        to: TxKind,
+        value: U256,
+        input: Bytes,
+        gas_limit: u64,
+        access_list: AccessList,
+        fee: Fee,
+    ) -> TypedTransaction {
         let chain_id = self.config.chain_id;
         match ty {
             Ty::Legacy => TypedTransaction::Legacy(TxLegacy {
@@ -203,8 +232,14 @@ impl Workload {
     }
 
     /// Plans and commits the transactions of one block.
-    pub(crate) fn plan_block(&mut self, number: u64, base_fee: u64, blob_base_fee: u128) -> Vec<Planned> {
-        let mut rng = ChaCha8Rng::from_seed(derive(self.config.seed, "import-bench/block", number).0);
+    pub(crate) fn plan_block(
+        &mut self,
+        number: u64,
+        base_fee: u64,
+        blob_base_fee: u128,
+    ) -> Vec<Planned> {
+        let mut rng =
+            ChaCha8Rng::from_seed(derive(self.config.seed, "import-bench/block", number).0);
         let count = rng.random_range(self.config.min_txs..=self.config.max_txs);
 
         let total_weight: u32 = MIX.iter().map(|(_, w)| w).sum();
@@ -304,10 +339,15 @@ impl Workload {
         let (access_list, extra) = match ty {
             Ty::AccessList => {
                 let keys = vec![
-                    B256::from(token_balance_slot(self.senders[sender].address).to_be_bytes::<32>()),
+                    B256::from(
+                        token_balance_slot(self.senders[sender].address).to_be_bytes::<32>(),
+                    ),
                     B256::from(token_balance_slot(to).to_be_bytes::<32>()),
                 ];
-                (AccessList(vec![AccessListItem { address: token, storage_keys: keys }]), c.al_address + 2 * c.al_key)
+                (
+                    AccessList(vec![AccessListItem { address: token, storage_keys: keys }]),
+                    c.al_address + 2 * c.al_key,
+                )
             }
             _ => (AccessList::default(), 0),
         };
@@ -343,7 +383,17 @@ impl Workload {
             to = (to + 1) % self.senders.len();
         }
         let to = self.senders[to].address;
-        self.eth_transfer(rng, base_fee, sender, to, U256::from(1_000_000_000u64), false, false, Ty::DynamicFee, "eth")
+        self.eth_transfer(
+            rng,
+            base_fee,
+            sender,
+            to,
+            U256::from(1_000_000_000u64),
+            false,
+            false,
+            Ty::DynamicFee,
+            "eth",
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -371,7 +421,10 @@ impl Workload {
             21_000
         };
         let (access_list, gas) = match ty {
-            Ty::AccessList => (AccessList(vec![AccessListItem { address: to, storage_keys: vec![] }]), gas + c.al_address),
+            Ty::AccessList => (
+                AccessList(vec![AccessListItem { address: to, storage_keys: vec![] }]),
+                gas + c.al_address,
+            ),
             _ => (AccessList::default(), gas),
         };
         let fee = Self::fee(rng, base_fee);
@@ -384,7 +437,8 @@ impl Workload {
     /// the input token (transferFrom under an infinite approval) and pushes the output.
     fn plan_swap(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
         let sender = self.pick_sender(rng);
-        let amount_in = U256::from(rng.random_range(10_000_000_000_000_000u128..=10 * super::ETHER));
+        let amount_in =
+            U256::from(rng.random_range(10_000_000_000_000_000u128..=10 * super::ETHER));
         let c = self.costs;
         // One hop inside the pool: two token-address reads, two reserve updates, two cold
         // token calls, the allowance read, four balance updates, three logs, call overhead.
@@ -397,7 +451,13 @@ impl Workload {
             // router, two hops, the push out, call overhead.
             let pull = 2_600 + 2_100 + 2 * c.slot_update + 2_000;
             // Inside the router the token accounts are warm after the pull.
-            let exec = 3 * 2_600 + 2 * 2_800 + pull + 2 * (hop - 20_000) + 2 * c.slot_update + 2_000 + 10_000;
+            let exec = 3 * 2_600
+                + 2 * 2_800
+                + pull
+                + 2 * (hop - 20_000)
+                + 2 * c.slot_update
+                + 2_000
+                + 10_000;
             ("router-swap", self.addrs.router, input, exec)
         } else {
             let zero_for_one = rng.random_bool(0.5);
@@ -407,7 +467,8 @@ impl Workload {
         let ty = Self::pick_ty(rng, 5, 0);
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
-        let tx = self.build(ty, TxKind::Call(to), U256::ZERO, input, gas, AccessList::default(), fee);
+        let tx =
+            self.build(ty, TxKind::Call(to), U256::ZERO, input, gas, AccessList::default(), fee);
         self.plan(kind, sender, tx)
     }
 
@@ -424,7 +485,15 @@ impl Workload {
         let exec = 2_600 + 3_000 + c.slot_update + count * (c.slot_new + 2_200) + c.slot_new;
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
-        let tx = self.build(Ty::DynamicFee, TxKind::Call(self.addrs.nft), U256::ZERO, input, gas, AccessList::default(), fee);
+        let tx = self.build(
+            Ty::DynamicFee,
+            TxKind::Call(self.addrs.nft),
+            U256::ZERO,
+            input,
+            gas,
+            AccessList::default(),
+            fee,
+        );
         self.plan("nft", sender, tx)
     }
 
@@ -434,7 +503,11 @@ impl Workload {
         let sender = self.pick_sender(rng);
         let p = &self.profile;
         let fresh = rng.random_range(0..100) < p.writer_fresh_pct;
-        let n = rng.random_range(if fresh { p.writer_fresh_n.clone() } else { p.writer_overwrite_n.clone() });
+        let n = rng.random_range(if fresh {
+            p.writer_fresh_n.clone()
+        } else {
+            p.writer_overwrite_n.clone()
+        });
         let start = if fresh {
             let s = self.writer_cursor;
             self.writer_cursor += n;
@@ -449,7 +522,15 @@ impl Workload {
         let exec = 2_600 + 3_000 + n * per_slot;
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
-        let tx = self.build(Ty::DynamicFee, TxKind::Call(self.addrs.writer), U256::ZERO, input, gas, AccessList::default(), fee);
+        let tx = self.build(
+            Ty::DynamicFee,
+            TxKind::Call(self.addrs.writer),
+            U256::ZERO,
+            input,
+            gas,
+            AccessList::default(),
+            fee,
+        );
         self.plan("writer", sender, tx)
     }
 
@@ -473,21 +554,31 @@ impl Workload {
             };
             // Factory account, counter update, CREATE, the child's constructor and code,
             // memory for the initcode, the log.
-            let exec = 2_600 + c.slot_update + c.create + hashing + child_init + child_deposit + 12_000;
+            let exec =
+                2_600 + c.slot_update + c.create + hashing + child_init + child_deposit + 12_000;
             let gas = c.limit(input.len(), 0, exec);
             ("create", TxKind::Call(self.addrs.factory), input, gas)
         } else {
             let (creation, runtime_len, arg, ctor) = if r < 90 {
                 (&*CHILD_CREATION, CHILD_RUNTIME.len(), U256::from(v), child_init)
             } else {
-                (&*TOKEN_CREATION, TOKEN_RUNTIME.len(), U256::from(v) * U256::from(super::ETHER), 2 * c.slot_new + 8_000)
+                (
+                    &*TOKEN_CREATION,
+                    TOKEN_RUNTIME.len(),
+                    U256::from(v) * U256::from(super::ETHER),
+                    2 * c.slot_new + 8_000,
+                )
             };
             let input = contracts::creation_with_arg(creation, arg);
             let exec = ctor + runtime_len as u64 * c.code_byte;
             let gas = c.limit(input.len(), c.create_tx_intrinsic(input.len()), exec);
             ("create-tx", TxKind::Create, input, gas)
         };
-        let ty = if kind == "create-tx" && rng.random_range(0..100) < 30 { Ty::Legacy } else { Ty::DynamicFee };
+        let ty = if kind == "create-tx" && rng.random_range(0..100) < 30 {
+            Ty::Legacy
+        } else {
+            Ty::DynamicFee
+        };
         let tx = self.build(ty, to, U256::ZERO, input, gas, AccessList::default(), fee);
         self.plan(kind, sender, tx)
     }
@@ -501,7 +592,15 @@ impl Workload {
         let exec = 2_600 + c.slot_update + 5_000 + rounds * BURN_GAS_PER_ROUND;
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
-        let tx = self.build(Ty::DynamicFee, TxKind::Call(self.addrs.burner), U256::ZERO, input, gas, AccessList::default(), fee);
+        let tx = self.build(
+            Ty::DynamicFee,
+            TxKind::Call(self.addrs.burner),
+            U256::ZERO,
+            input,
+            gas,
+            AccessList::default(),
+            fee,
+        );
         self.plan("compute", sender, tx)
     }
 
@@ -531,7 +630,14 @@ impl Workload {
         let auths = authorities
             .iter()
             .map(|&who| {
-                (who, Authorization { chain_id: U256::from(self.config.chain_id), address: self.addrs.delegate, nonce: 0 })
+                (
+                    who,
+                    Authorization {
+                        chain_id: U256::from(self.config.chain_id),
+                        address: self.addrs.delegate,
+                        nonce: 0,
+                    },
+                )
             })
             .collect();
         let to = self.senders[authorities[0]].address;
@@ -571,13 +677,27 @@ impl Workload {
         };
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
-        let tx = self.build(Ty::DynamicFee, TxKind::Call(to), U256::ZERO, input, gas, AccessList::default(), fee);
+        let tx = self.build(
+            Ty::DynamicFee,
+            TxKind::Call(to),
+            U256::ZERO,
+            input,
+            gas,
+            AccessList::default(),
+            fee,
+        );
         self.plan("delegated-call", sender, tx)
     }
 
     /// Rollup-style blob transaction: 1-2 blobs (versioned hashes only: blobs are not part
     /// of blocks) and a short calldata header, to an inbox address.
-    fn plan_blob(&mut self, rng: &mut ChaCha8Rng, base_fee: u64, blob_base_fee: u128, blobs_left: &mut usize) -> Planned {
+    fn plan_blob(
+        &mut self,
+        rng: &mut ChaCha8Rng,
+        base_fee: u64,
+        blob_base_fee: u128,
+        blobs_left: &mut usize,
+    ) -> Planned {
         let blobs = rng.random_range(1..=2usize).min(*blobs_left);
         if blobs == 0 {
             return self.plan_erc20(rng, base_fee);

@@ -95,8 +95,10 @@ impl Workload {
     pub(crate) fn new(config: WorkloadConfig) -> Self {
         assert!(config.min_txs <= config.max_txs && config.max_txs > 0, "bad tx count range");
         let seed = config.seed;
-        let senders: Vec<Sender> = (0..SENDERS as u64).into_par_iter().map(|i| Sender::derive(seed, i)).collect();
-        let holders = (0..HOLDERS as u64).map(|i| derive_address(seed, "import-bench/holder", i)).collect();
+        let senders: Vec<Sender> =
+            (0..SENDERS as u64).into_par_iter().map(|i| Sender::derive(seed, i)).collect();
+        let holders =
+            (0..HOLDERS as u64).map(|i| derive_address(seed, "import-bench/holder", i)).collect();
         Self {
             costs: Costs::for_fork(config.fork),
             profile: mix::Profile::for_fork(config.fork),
@@ -135,10 +137,16 @@ impl Workload {
         use contracts::*;
         let mut alloc = BTreeMap::new();
         for s in &self.senders {
-            alloc.insert(s.address, GenesisAccount { balance: U256::from(SENDER_ETH), ..Default::default() });
+            alloc.insert(
+                s.address,
+                GenesisAccount { balance: U256::from(SENDER_ETH), ..Default::default() },
+            );
         }
         for h in &self.holders {
-            alloc.insert(*h, GenesisAccount { balance: U256::from(HOLDER_ETH), ..Default::default() });
+            alloc.insert(
+                *h,
+                GenesisAccount { balance: U256::from(HOLDER_ETH), ..Default::default() },
+            );
         }
         let contract = |code: &Bytes, storage: BTreeMap<U256, U256>| GenesisAccount {
             nonce: 1,
@@ -159,7 +167,11 @@ impl Workload {
             }
             for (i, h) in self.holders.iter().enumerate() {
                 // 1 .. 1M tokens, varying by holder and token.
-                let r = derive(self.config.seed, "import-bench/holder-balance", (i * TOKENS + t) as u64);
+                let r = derive(
+                    self.config.seed,
+                    "import-bench/holder-balance",
+                    (i * TOKENS + t) as u64,
+                );
                 let units = u64::from_le_bytes(r[..8].try_into().unwrap()) % 1_000_000 + 1;
                 credit(&mut storage, *h, U256::from(units) * U256::from(ETHER));
             }
@@ -200,18 +212,29 @@ impl Workload {
         // estimates assume.
         let nft = BTreeMap::from([(U256::from(NFT_TOTAL_MINTED_SLOT), U256::from(1))]);
         alloc.insert(self.addrs.nft, contract(&NFT_RUNTIME, nft));
-        alloc.insert(self.addrs.factory, contract(&FACTORY_RUNTIME, BTreeMap::from([(U256::ZERO, U256::from(1))])));
+        alloc.insert(
+            self.addrs.factory,
+            contract(&FACTORY_RUNTIME, BTreeMap::from([(U256::ZERO, U256::from(1))])),
+        );
         let writer = (0..WRITER_PREFILLED).map(|i| (U256::from(i), U256::from(i + 1))).collect();
         alloc.insert(self.addrs.writer, contract(&WRITER_RUNTIME, writer));
         let last = U256::from_be_bytes(derive(self.config.seed, "import-bench/burner", 0).0);
-        alloc.insert(self.addrs.burner, contract(&BURNER_RUNTIME, BTreeMap::from([(U256::from(BURNER_LAST_SLOT), last)])));
+        alloc.insert(
+            self.addrs.burner,
+            contract(&BURNER_RUNTIME, BTreeMap::from([(U256::from(BURNER_LAST_SLOT), last)])),
+        );
         alloc.insert(self.addrs.delegate, contract(&DELEGATE_RUNTIME, BTreeMap::new()));
         alloc
     }
 
     /// Signed transactions for block `number`, given that block's base fee and blob base
     /// fee (wei). Must be called once per block, in order: it advances the nonces.
-    pub(crate) fn next_block(&mut self, number: u64, base_fee: u64, blob_base_fee: u128) -> Vec<Transaction> {
+    pub(crate) fn next_block(
+        &mut self,
+        number: u64,
+        base_fee: u64,
+        blob_base_fee: u128,
+    ) -> Vec<Transaction> {
         let planned = self.plan_block(number, base_fee, blob_base_fee);
         self.last_kinds = planned.iter().map(|p| p.kind).collect();
         let senders = &self.senders;

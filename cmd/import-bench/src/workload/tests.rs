@@ -15,7 +15,14 @@ const CHAIN_ID: u64 = 1337;
 const GAS_LIMIT: u64 = 100_000_000;
 
 fn config(seed: u64, fork: Fork) -> WorkloadConfig {
-    WorkloadConfig { seed, fork, chain_id: CHAIN_ID, gas_limit: GAS_LIMIT, min_txs: 200, max_txs: 500 }
+    WorkloadConfig {
+        seed,
+        fork,
+        chain_id: CHAIN_ID,
+        gas_limit: GAS_LIMIT,
+        min_txs: 200,
+        max_txs: 500,
+    }
 }
 
 #[derive(Default)]
@@ -40,7 +47,12 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
     alloc.extend(system_contracts());
     let store = Store::in_memory();
     let chain_config = ChainConfig::all_forks_at_genesis(CHAIN_ID, fork);
-    let header = genesis_header_at(&chain_config, GAS_LIMIT, 1_000_000_000, alloc_state_root(&alloc).expect("state root"));
+    let header = genesis_header_at(
+        &chain_config,
+        GAS_LIMIT,
+        1_000_000_000,
+        alloc_state_root(&alloc).expect("state root"),
+    );
     init_genesis(&store, header, &alloc).expect("genesis");
     let chain = Blockchain::new(store.clone(), chain_config.clone());
 
@@ -59,7 +71,10 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
         );
         let txs = workload.next_block(number, base_fee, params.calc_blob_fee(excess));
         let limits: Vec<u64> = txs.iter().map(alloy_consensus::Transaction::gas_limit).collect();
-        assert!(limits.iter().sum::<u64>() <= GAS_LIMIT, "block {number}: gas limits exceed the block's");
+        assert!(
+            limits.iter().sum::<u64>() <= GAS_LIMIT,
+            "block {number}: gas limits exceed the block's"
+        );
         let kinds = workload.last_block_kinds().to_vec();
         let attributes = PayloadAttributes {
             timestamp,
@@ -71,8 +86,12 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
             slot_number: number,
             extra_data: Bytes::new(),
         };
-        let block = chain.build_block(&attributes, txs).unwrap_or_else(|e| panic!("block {number} does not build: {e}"));
-        let outcome = chain.import_block(block).unwrap_or_else(|e| panic!("block {number} does not import: {e}"));
+        let block = chain
+            .build_block(&attributes, txs)
+            .unwrap_or_else(|e| panic!("block {number} does not build: {e}"));
+        let outcome = chain
+            .import_block(block)
+            .unwrap_or_else(|e| panic!("block {number} does not import: {e}"));
         assert_eq!(outcome.number, number);
 
         let receipts = store.receipts(&outcome.hash).unwrap().expect("receipts stored");
@@ -80,13 +99,21 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
         for (i, receipt) in receipts.iter().enumerate() {
             let used = receipt.cumulative_gas_used() - previous;
             previous = receipt.cumulative_gas_used();
-            assert!(receipt.status(), "block {number} tx {i} ({}) failed, used {used} of {}", kinds[i], limits[i]);
+            assert!(
+                receipt.status(),
+                "block {number} tx {i} ({}) failed, used {used} of {}",
+                kinds[i],
+                limits[i]
+            );
             let s = stats.entry(kinds[i]).or_default();
             s.count += 1;
             s.gas += used;
             s.max_ratio = s.max_ratio.max(used as f64 / limits[i] as f64);
         }
-        println!("{fork:?} block {number}: {} txs, block gas {}, receipts gas {}", outcome.tx_count, outcome.gas_used, previous);
+        println!(
+            "{fork:?} block {number}: {} txs, block gas {}, receipts gas {}",
+            outcome.tx_count, outcome.gas_used, previous
+        );
         block_gas.push(outcome.gas_used);
         tx_counts.push(outcome.tx_count);
     }
@@ -118,7 +145,8 @@ fn check_chain(run: &ChainRun) {
         assert!((8_000_000..=70_000_000).contains(&gas), "block gas {gas}");
     }
     let addrs = workload.addresses();
-    let slot_at_genesis = |a: &Address, slot: &U256| genesis[a].storage.get(slot).copied().unwrap_or_default();
+    let slot_at_genesis =
+        |a: &Address, slot: &U256| genesis[a].storage.get(slot).copied().unwrap_or_default();
 
     // ERC-20: the most popular holder of the most popular token received transfers.
     let hot = workload.holders[0];
@@ -139,7 +167,10 @@ fn check_chain(run: &ChainRun) {
     }
     // The router ends every swap with the dust it started with.
     for t in 0..4 {
-        assert_eq!(store.storage(&addrs.tokens[t], &token_balance_slot(addrs.router)).unwrap(), U256::from(1));
+        assert_eq!(
+            store.storage(&addrs.tokens[t], &token_balance_slot(addrs.router)).unwrap(),
+            U256::from(1)
+        );
     }
     // NFT counter, factory counter and burner chain advanced.
     let minted = store.storage(&addrs.nft, &U256::from(NFT_TOTAL_MINTED_SLOT)).unwrap();
@@ -147,7 +178,10 @@ fn check_chain(run: &ChainRun) {
     assert_ne!(store.storage(&addrs.nft, &nft_owner_slot(1)).unwrap(), U256::ZERO);
     assert!(store.storage(&addrs.factory, &U256::ZERO).unwrap() > U256::from(1));
     let burner = U256::from(BURNER_LAST_SLOT);
-    assert_ne!(store.storage(&addrs.burner, &burner).unwrap(), slot_at_genesis(&addrs.burner, &burner));
+    assert_ne!(
+        store.storage(&addrs.burner, &burner).unwrap(),
+        slot_at_genesis(&addrs.burner, &burner)
+    );
     // Fresh writer slots exist.
     assert_ne!(store.storage(&addrs.writer, &U256::from(WRITER_FRESH_BASE)).unwrap(), U256::ZERO);
     // EIP-7702: delegated EOAs carry the delegation designator and their ping counter.
@@ -182,7 +216,10 @@ fn same_seed_same_transactions() {
     use alloy_eips::eip2718::Encodable2718;
     let encode = |seed: u64| {
         let mut w = Workload::new(config(seed, Fork::Amsterdam));
-        (1..=2u64).flat_map(|n| w.next_block(n, 1_000_000_000, 1)).map(|t| t.encoded_2718()).collect::<Vec<_>>()
+        (1..=2u64)
+            .flat_map(|n| w.next_block(n, 1_000_000_000, 1))
+            .map(|t| t.encoded_2718())
+            .collect::<Vec<_>>()
     };
     let a = encode(5);
     assert_eq!(a, encode(5));
@@ -199,8 +236,10 @@ fn mix_has_every_transaction_type() {
     let mut blobs = 0;
     for n in 1..=3 {
         let txs = w.next_block(n, 1_000_000_000, 1);
-        let per_block: usize =
-            txs.iter().map(|t| alloy_consensus::Transaction::blob_versioned_hashes(t).map_or(0, |h| h.len())).sum();
+        let per_block: usize = txs
+            .iter()
+            .map(|t| alloy_consensus::Transaction::blob_versioned_hashes(t).map_or(0, |h| h.len()))
+            .sum();
         assert!(per_block <= MAX_BLOBS_PER_BLOCK);
         blobs += per_block;
         for t in &txs {

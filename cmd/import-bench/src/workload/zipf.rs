@@ -20,7 +20,10 @@ impl Zipf {
     pub(crate) fn new(n: usize, s: f64) -> Self {
         assert!(n > 0, "Zipf over zero items");
         let halves = s * 2.0;
-        assert!(halves >= 0.0 && halves.fract() == 0.0, "Zipf exponent {s} is not a multiple of 0.5");
+        assert!(
+            halves >= 0.0 && halves.fract() == 0.0,
+            "Zipf exponent {s} is not a multiple of 0.5"
+        );
         let (whole, half) = ((halves as u32) / 2, (halves as u32) % 2 == 1);
         let weights: Vec<f64> = (1..=n)
             .map(|k| {

@@ -10,11 +10,13 @@ use alloy_eips::eip7702::{Authorization, SignedAuthorization};
 use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis, GenesisAccount};
+use ethrex_blockchain::genesis::{
+    alloc_state_root, genesis_header_at, init_genesis, GenesisAccount,
+};
 use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
 use ethrex_common::{
-    AccountState, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header, Receipt, Transaction, Withdrawal,
-    KECCAK_EMPTY,
+    AccountState, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header, Receipt, Transaction,
+    Withdrawal, KECCAK_EMPTY,
 };
 use ethrex_storage::Store;
 use rand::seq::IndexedRandom;
@@ -128,7 +130,10 @@ impl Asm {
     }
     /// Marks a jump target (emits JUMPDEST).
     pub(crate) fn label(mut self, label: &'static str) -> Self {
-        assert!(self.labels.insert(label, self.code.len()).is_none(), "label {label} defined twice");
+        assert!(
+            self.labels.insert(label, self.code.len()).is_none(),
+            "label {label} defined twice"
+        );
         self.code.push(op::JUMPDEST);
         self
     }
@@ -137,7 +142,8 @@ impl Asm {
     }
     pub(crate) fn build(mut self) -> Bytes {
         for (at, label) in &self.fixups {
-            let target = *self.labels.get(label).unwrap_or_else(|| panic!("undefined label {label}"));
+            let target =
+                *self.labels.get(label).unwrap_or_else(|| panic!("undefined label {label}"));
             self.code[*at..*at + 2].copy_from_slice(&(target as u16).to_be_bytes());
         }
         Bytes::from(self.code)
@@ -351,21 +357,30 @@ pub(crate) fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
 // Genesis.
 // ------------------------------------------------------------------------------------
 
-pub(crate) const COUNTER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0001");
-pub(crate) const FORWARDER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0002");
-pub(crate) const REVERTER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0003");
-pub(crate) const FACTORY: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0004");
-pub(crate) const NOOP: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0005");
-pub(crate) const OBSERVER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0006");
-pub(crate) const SWEEPER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0007");
+pub(crate) const COUNTER: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0001");
+pub(crate) const FORWARDER: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0002");
+pub(crate) const REVERTER: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0003");
+pub(crate) const FACTORY: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0004");
+pub(crate) const NOOP: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0005");
+pub(crate) const OBSERVER: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0006");
+pub(crate) const SWEEPER: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000c0007");
 /// An EOA with a balance that never sends.
-pub(crate) const RECEIVER: Address = alloy_primitives::address!("0x00000000000000000000000000000000000e0001");
+pub(crate) const RECEIVER: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000e0001");
 /// Accounts that exist in genesis but are empty (EIP-161: removed when touched).
 pub(crate) const EMPTY_ACCOUNTS: [Address; 2] = [
     alloy_primitives::address!("0x00000000000000000000000000000000000e0002"),
     alloy_primitives::address!("0x00000000000000000000000000000000000e0003"),
 ];
-pub(crate) const COINBASE: Address = alloy_primitives::address!("0x00000000000000000000000000000000000fee00");
+pub(crate) const COINBASE: Address =
+    alloy_primitives::address!("0x00000000000000000000000000000000000fee00");
 
 pub(crate) const NUM_SENDERS: usize = 8;
 pub(crate) const NUM_DELEGATORS: usize = 3;
@@ -373,7 +388,8 @@ pub(crate) const COUNTER_GENESIS: [(u64, u64); 2] = [(0, 5), (3, 7)];
 pub(crate) const NOOP_GENESIS: [(u64, u64); 2] = [(0, 42), (1, 9)];
 
 pub(crate) fn signer(tag: &str, i: usize) -> PrivateKeySigner {
-    PrivateKeySigner::from_bytes(&keccak256(format!("ethrex-parallel-differential/{tag}/{i}"))).expect("valid key")
+    PrivateKeySigner::from_bytes(&keccak256(format!("ethrex-parallel-differential/{tag}/{i}")))
+        .expect("valid key")
 }
 
 pub(crate) struct Scenario {
@@ -392,13 +408,19 @@ impl Scenario {
         for s in &senders {
             alloc.insert(
                 s.address(),
-                GenesisAccount { balance: U256::from(10u64).pow(U256::from(24)), ..Default::default() },
+                GenesisAccount {
+                    balance: U256::from(10u64).pow(U256::from(24)),
+                    ..Default::default()
+                },
             );
         }
         for d in &delegators {
             alloc.insert(
                 d.address(),
-                GenesisAccount { balance: U256::from(10u64).pow(U256::from(21)), ..Default::default() },
+                GenesisAccount {
+                    balance: U256::from(10u64).pow(U256::from(21)),
+                    ..Default::default()
+                },
             );
         }
         let contract = |code: Bytes, storage: &[(u64, u64)]| GenesisAccount {
@@ -413,13 +435,24 @@ impl Scenario {
         alloc.insert(FACTORY, contract(factory_runtime(), &[]));
         alloc.insert(NOOP, contract(noop_runtime(), &NOOP_GENESIS));
         alloc.insert(OBSERVER, contract(observer_runtime(), &[]));
-        alloc.insert(SWEEPER, GenesisAccount { balance: U256::from(777u64), ..contract(sweeper_runtime(), &[]) });
-        alloc.insert(RECEIVER, GenesisAccount { balance: U256::from(1_000_000u64), ..Default::default() });
+        alloc.insert(
+            SWEEPER,
+            GenesisAccount { balance: U256::from(777u64), ..contract(sweeper_runtime(), &[]) },
+        );
+        alloc.insert(
+            RECEIVER,
+            GenesisAccount { balance: U256::from(1_000_000u64), ..Default::default() },
+        );
         for a in EMPTY_ACCOUNTS {
             alloc.insert(a, GenesisAccount::default());
         }
         let config = ChainConfig::all_forks_at_genesis(CHAIN_ID, Fork::Amsterdam);
-        let genesis = genesis_header_at(&config, GAS_LIMIT, 7, alloc_state_root(&alloc).expect("genesis state root"));
+        let genesis = genesis_header_at(
+            &config,
+            GAS_LIMIT,
+            7,
+            alloc_state_root(&alloc).expect("genesis state root"),
+        );
         Self { config, genesis, alloc, senders, delegators }
     }
 
@@ -442,7 +475,12 @@ impl Scenario {
 /// The parallel path forced for every block (threshold 0), with the BAL-derived state
 /// root computed alongside execution (the default).
 pub(crate) fn parallel_options() -> ImportOptions {
-    ImportOptions { parallel: true, parallel_threshold: 0, warmer: true, ..ImportOptions::default() }
+    ImportOptions {
+        parallel: true,
+        parallel_threshold: 0,
+        warmer: true,
+        ..ImportOptions::default()
+    }
 }
 
 /// The parallel path without the BAL-derived state root and without the warmer.
@@ -451,7 +489,12 @@ pub(crate) fn parallel_plain_options() -> ImportOptions {
 }
 
 pub(crate) fn sequential_options() -> ImportOptions {
-    ImportOptions { parallel: false, parallel_threshold: 0, warmer: false, ..ImportOptions::default() }
+    ImportOptions {
+        parallel: false,
+        parallel_threshold: 0,
+        warmer: false,
+        ..ImportOptions::default()
+    }
 }
 
 // ------------------------------------------------------------------------------------
@@ -467,14 +510,25 @@ where
     Transaction::from(tx.into_signed(sig))
 }
 
-pub(crate) fn sign_auth(key: &PrivateKeySigner, address: Address, nonce: u64) -> SignedAuthorization {
+pub(crate) fn sign_auth(
+    key: &PrivateKeySigner,
+    address: Address,
+    nonce: u64,
+) -> SignedAuthorization {
     let auth = Authorization { chain_id: U256::from(CHAIN_ID), address, nonce };
     let sig = key.sign_hash_sync(&auth.signature_hash()).expect("sign authorization");
     auth.into_signed(sig)
 }
 
 /// A type-2 transaction with fixed fees well above the base fee.
-pub(crate) fn eip1559(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, input: Bytes, gas_limit: u64) -> Transaction {
+pub(crate) fn eip1559(
+    key: &PrivateKeySigner,
+    nonce: u64,
+    to: TxKind,
+    value: U256,
+    input: Bytes,
+    gas_limit: u64,
+) -> Transaction {
     sign(
         key,
         TxEip1559 {
@@ -544,7 +598,10 @@ impl ChainGenerator {
         }
         let model = Model {
             sender_nonces,
-            counter: COUNTER_GENESIS.iter().map(|(k, v)| (U256::from(*k), U256::from(*v))).collect(),
+            counter: COUNTER_GENESIS
+                .iter()
+                .map(|(k, v)| (U256::from(*k), U256::from(*v)))
+                .collect(),
             delegations: scenario.delegators.iter().map(|d| (d.address(), None)).collect(),
         };
         Self {
@@ -583,7 +640,9 @@ impl ChainGenerator {
         match self.rng.random_range(0..8) {
             0 => self.scenario.senders.choose(&mut self.rng).unwrap().address(),
             1 => self.scenario.delegators.choose(&mut self.rng).unwrap().address(),
-            2 => *[COUNTER, FORWARDER, REVERTER, FACTORY, NOOP, OBSERVER, SWEEPER].choose(&mut self.rng).unwrap(),
+            2 => *[COUNTER, FORWARDER, REVERTER, FACTORY, NOOP, OBSERVER, SWEEPER]
+                .choose(&mut self.rng)
+                .unwrap(),
             3 => *EMPTY_ACCOUNTS.choose(&mut self.rng).unwrap(),
             4 if !self.fresh.is_empty() => *self.fresh.choose(&mut self.rng).unwrap(),
             5 => COINBASE,
@@ -605,7 +664,14 @@ impl ChainGenerator {
 
     /// Signs a call with a random transaction type (legacy, 2930, 1559); sometimes with an
     /// access list naming accounts and slots the call may or may not touch.
-    fn signed(&mut self, key: &PrivateKeySigner, to: TxKind, value: U256, input: Bytes, gas_limit: u64) -> Transaction {
+    fn signed(
+        &mut self,
+        key: &PrivateKeySigner,
+        to: TxKind,
+        value: U256,
+        input: Bytes,
+        gas_limit: u64,
+    ) -> Transaction {
         let nonce = self.next_nonce(key.address());
         let access_list = if self.rng.random_bool(0.25) {
             let address = self.any_address();
@@ -618,8 +684,31 @@ impl ChainGenerator {
         };
         let gas_price = self.rng.random_range(10..40u128);
         match self.rng.random_range(0..3) {
-            0 => sign(key, TxLegacy { chain_id: Some(CHAIN_ID), nonce, gas_price, gas_limit, to, value, input }),
-            1 => sign(key, TxEip2930 { chain_id: CHAIN_ID, nonce, gas_price, gas_limit, to, value, access_list, input }),
+            0 => sign(
+                key,
+                TxLegacy {
+                    chain_id: Some(CHAIN_ID),
+                    nonce,
+                    gas_price,
+                    gas_limit,
+                    to,
+                    value,
+                    input,
+                },
+            ),
+            1 => sign(
+                key,
+                TxEip2930 {
+                    chain_id: CHAIN_ID,
+                    nonce,
+                    gas_price,
+                    gas_limit,
+                    to,
+                    value,
+                    access_list,
+                    input,
+                },
+            ),
             _ => sign(
                 key,
                 TxEip1559 {
@@ -696,14 +785,26 @@ impl ChainGenerator {
                     self.bump_counter(U256::ZERO);
                 }
                 let value = self.value();
-                self.signed(&key, TxKind::Call(FORWARDER), value, Bytes::from(address_word(target)), CALL_GAS)
+                self.signed(
+                    &key,
+                    TxKind::Call(FORWARDER),
+                    value,
+                    Bytes::from(address_word(target)),
+                    CALL_GAS,
+                )
             }
             45..=46 => {
                 self.count("sweeper");
                 // SELFDESTRUCT credits the beneficiary without running its code.
                 let target = self.any_address();
                 let value = self.value();
-                self.signed(&key, TxKind::Call(SWEEPER), value, Bytes::from(address_word(target)), CALL_GAS)
+                self.signed(
+                    &key,
+                    TxKind::Call(SWEEPER),
+                    value,
+                    Bytes::from(address_word(target)),
+                    CALL_GAS,
+                )
             }
             47..=49 => {
                 self.count("reverter");
@@ -717,7 +818,13 @@ impl ChainGenerator {
             54..=58 => {
                 self.count("observer");
                 let target = self.any_address();
-                self.signed(&key, TxKind::Call(OBSERVER), U256::ZERO, Bytes::from(address_word(target)), CALL_GAS)
+                self.signed(
+                    &key,
+                    TxKind::Call(OBSERVER),
+                    U256::ZERO,
+                    Bytes::from(address_word(target)),
+                    CALL_GAS,
+                )
             }
             // Factory: CREATE / CREATE2 (small salts: CREATE2 collisions happen) of the
             // counter, a storage-writing constructor, or a self-destructing constructor.
@@ -732,7 +839,13 @@ impl ChainGenerator {
                 self.count(if create2 { "factory-create2" } else { "factory-create" });
                 let salt = self.rng.random_range(0..3u64);
                 let value = if self.rng.random_bool(0.3) { self.value() } else { U256::ZERO };
-                self.signed(&key, TxKind::Call(FACTORY), value, factory_calldata(create2, salt, &init), CREATE_GAS)
+                self.signed(
+                    &key,
+                    TxKind::Call(FACTORY),
+                    value,
+                    factory_calldata(create2, salt, &init),
+                    CREATE_GAS,
+                )
             }
             // Contract-creation transactions; the self-destructing one sends its value back
             // to the sender inside the same transaction.
@@ -818,7 +931,8 @@ impl ChainGenerator {
             (COUNTER, input)
         };
         let delegation = self.model.delegations[&d.address()];
-        let takes_address = matches!(delegation, Some(FORWARDER) | Some(SWEEPER)) && to == d.address();
+        let takes_address =
+            matches!(delegation, Some(FORWARDER) | Some(SWEEPER)) && to == d.address();
         let input = if takes_address {
             let t = self.any_address();
             if t == COUNTER && delegation == Some(FORWARDER) {
@@ -887,7 +1001,11 @@ impl ChainGenerator {
     }
 
     /// Builds a block with exactly `txs` on the builder head and imports it there.
-    pub(crate) fn build(&mut self, txs: Vec<Transaction>, withdrawals: Vec<Withdrawal>) -> BlockWithBal {
+    pub(crate) fn build(
+        &mut self,
+        txs: Vec<Transaction>,
+        withdrawals: Vec<Withdrawal>,
+    ) -> BlockWithBal {
         let attributes = self.attributes(withdrawals);
         self.stats.txs += txs.len();
         let block = self.builder.build_block(&attributes, txs).expect("generated block builds");
@@ -934,7 +1052,10 @@ pub(crate) fn snapshot(store: &Store) -> StateSnapshot {
         .map(|(address, account)| {
             let storage = store.storage_entries(&address).expect("storage entries");
             let code = (account.code_hash != KECCAK_EMPTY).then(|| {
-                store.code(&account.code_hash).expect("code read").expect("code of an account is stored")
+                store
+                    .code(&account.code_hash)
+                    .expect("code read")
+                    .expect("code of an account is stored")
             });
             (address, account, storage, code)
         })
@@ -953,7 +1074,10 @@ pub(crate) struct BlockRecord {
 pub(crate) fn block_record(store: &Store, hash: &B256) -> BlockRecord {
     BlockRecord {
         header: store.header(hash).expect("header read").expect("imported block has a header"),
-        receipts: store.receipts(hash).expect("receipts read").expect("imported block has receipts"),
+        receipts: store
+            .receipts(hash)
+            .expect("receipts read")
+            .expect("imported block has receipts"),
         bal: store.bal(hash).expect("bal read"),
     }
 }
@@ -961,7 +1085,10 @@ pub(crate) fn block_record(store: &Store, hash: &B256) -> BlockRecord {
 /// Asserts that the store holds no trace of a block.
 pub(crate) fn assert_no_trace(store: &Store, hash: &B256, what: &str) {
     assert!(store.header(hash).unwrap().is_none(), "{what}: rejected block's header was stored");
-    assert!(store.receipts(hash).unwrap().is_none(), "{what}: rejected block's receipts were stored");
+    assert!(
+        store.receipts(hash).unwrap().is_none(),
+        "{what}: rejected block's receipts were stored"
+    );
     assert!(store.bal(hash).unwrap().is_none(), "{what}: rejected block's BAL was stored");
     assert!(store.body(hash).unwrap().is_none(), "{what}: rejected block's body was stored");
 }
@@ -978,7 +1105,9 @@ pub(crate) fn check_model(store: &Store, model: &Model) {
     for (address, delegate) in &model.delegations {
         let account = store.account(address).unwrap().expect("delegator exists");
         match delegate {
-            None => assert_eq!(account.code_hash, KECCAK_EMPTY, "{address} should not be delegated"),
+            None => {
+                assert_eq!(account.code_hash, KECCAK_EMPTY, "{address} should not be delegated")
+            }
             Some(target) => {
                 let code = store.code(&account.code_hash).unwrap().expect("delegation code stored");
                 let mut expected = vec![0xef, 0x01, 0x00];
@@ -989,7 +1118,11 @@ pub(crate) fn check_model(store: &Store, model: &Model) {
     }
     // The no-op writer never changes its storage.
     for (slot, value) in NOOP_GENESIS {
-        assert_eq!(store.storage(&NOOP, &U256::from(slot)).unwrap(), U256::from(value), "noop slot {slot}");
+        assert_eq!(
+            store.storage(&NOOP, &U256::from(slot)).unwrap(),
+            U256::from(value),
+            "noop slot {slot}"
+        );
     }
     // The reverter's writes never land.
     assert_eq!(store.storage(&REVERTER, &U256::from(1u64)).unwrap(), U256::from(3u64));

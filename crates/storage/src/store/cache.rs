@@ -43,7 +43,11 @@ pub struct CacheSizes {
 
 impl Default for CacheSizes {
     fn default() -> Self {
-        Self { trie_nodes: NODE_CACHE_ENTRIES, accounts: ACCOUNT_CACHE_ENTRIES, storage: STORAGE_CACHE_ENTRIES }
+        Self {
+            trie_nodes: NODE_CACHE_ENTRIES,
+            accounts: ACCOUNT_CACHE_ENTRIES,
+            storage: STORAGE_CACHE_ENTRIES,
+        }
     }
 }
 
@@ -81,7 +85,11 @@ impl FlatCache {
             apply_lock: parking_lot::Mutex::new(()),
             accounts: quick_cache::sync::Cache::new(sizes.accounts),
             storage: quick_cache::sync::Cache::new(sizes.storage),
-            code: quick_cache::sync::Cache::with_weighter(CODE_CACHE_ENTRIES, CODE_CACHE_BYTES, CodeWeighter),
+            code: quick_cache::sync::Cache::with_weighter(
+                CODE_CACHE_ENTRIES,
+                CODE_CACHE_BYTES,
+                CodeWeighter,
+            ),
         }
     }
 

@@ -4,7 +4,9 @@
 use super::Store;
 use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
-use crate::tables::{Bals, Bodies, CanonicalHashes, ChangeSets, HeaderNumbers, Headers, Meta, Receipts};
+use crate::tables::{
+    Bals, Bodies, CanonicalHashes, ChangeSets, HeaderNumbers, Headers, Meta, Receipts,
+};
 use crate::StoreError;
 use alloy_primitives::B256;
 use ethrex_common::{Block, BlockAccessList, BlockBody, Header, Receipt};

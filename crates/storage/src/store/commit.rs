@@ -6,8 +6,8 @@ use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
 use crate::persist::PendingBatch;
 use crate::tables::{
-    Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta, Receipts, Storage,
-    TrieNodes,
+    Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta,
+    Receipts, Storage, TrieNodes,
 };
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
@@ -89,7 +89,12 @@ fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
 
 impl Store {
     /// Writes the genesis block and its state, and makes it the head.
-    pub fn commit_genesis(&self, hash: B256, block: &Block, state: StateUpdate) -> Result<(), StoreError> {
+    pub fn commit_genesis(
+        &self,
+        hash: B256,
+        block: &Block,
+        state: StateUpdate,
+    ) -> Result<(), StoreError> {
         let mut batch = WriteBatch::new();
         put_block_data(&mut batch, &hash, block);
         batch.put_entry::<Receipts>(&hash, &[] as &[Receipt]);

@@ -31,11 +31,14 @@ impl std::str::FromStr for DbKind {
 impl Store {
     /// Opens (creating if needed) a store. `path` is required for on-disk backends.
     pub fn open(kind: DbKind, path: Option<&Path>) -> Result<Self, StoreError> {
-        let need_path = || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
+        let need_path =
+            || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
         Ok(match kind {
             DbKind::Memory => Self::in_memory(),
             DbKind::Mdbx => Self::new(Arc::new(crate::mdbx::MdbxBackend::open(need_path()?)?)),
-            DbKind::Rocksdb => Self::new(Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?)),
+            DbKind::Rocksdb => {
+                Self::new(Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?))
+            }
         })
     }
 }

@@ -168,8 +168,7 @@ impl Store {
 
     /// Every entry of table `T` whose stored key starts with `prefix`, in key order.
     fn scan<T: TypedTable>(&self, prefix: &[u8]) -> Result<Vec<Row<T>>, StoreError> {
-        self
-            .scan_prefix(T::TABLE, prefix)?
+        self.scan_prefix(T::TABLE, prefix)?
             .into_iter()
             .map(|(k, v)| Ok((decode_key::<T>(&k)?, decode_owned::<T>(v)?)))
             .collect()

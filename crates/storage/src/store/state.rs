@@ -43,7 +43,11 @@ impl Store {
     /// Every non-zero slot of an account (used when an account's storage is wiped).
     pub fn storage_entries(&self, address: &Address) -> Result<Vec<(U256, U256)>, StoreError> {
         // An account's slots share its address as the key prefix.
-        Ok(self.scan::<Storage>(address.as_slice())?.into_iter().map(|((_, slot), value)| (slot, value)).collect())
+        Ok(self
+            .scan::<Storage>(address.as_slice())?
+            .into_iter()
+            .map(|((_, slot), value)| (slot, value))
+            .collect())
     }
 
     /// Contract code by its hash.

@@ -15,12 +15,15 @@ impl Store {
     /// Returns the new head.
     pub fn unwind_head(&self) -> Result<B256, StoreError> {
         let head = self.head()?.ok_or_else(|| StoreError::Invalid("store has no head".into()))?;
-        let header = self.header(&head)?.ok_or_else(|| corrupt::<Headers>(format!("head {head} has no header")))?;
+        let header = self
+            .header(&head)?
+            .ok_or_else(|| corrupt::<Headers>(format!("head {head} has no header")))?;
         if header.number == 0 {
             return Err(StoreError::Invalid("cannot unwind the genesis block".into()));
         }
-        let change_set =
-            self.change_set(&head)?.ok_or_else(|| corrupt::<ChangeSets>(format!("block {head} has no change set")))?;
+        let change_set = self
+            .change_set(&head)?
+            .ok_or_else(|| corrupt::<ChangeSets>(format!("block {head} has no change set")))?;
         let mut batch = WriteBatch::new();
         put_flat_state(&mut batch, &change_set.accounts, &change_set.storage);
         batch.delete_entry::<CanonicalHashes>(&header.number);
