@@ -37,13 +37,7 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 
 pub(crate) fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
     let files = find_fixture_files(&args.paths).map_err(anyhow::Error::msg)?;
-    let options = RunOptions {
-        db: args.db,
-        mode: args.mode,
-        parallel_threshold: args.tuning.parallel_threshold,
-        warmer: args.tuning.bal_warmer,
-        parallel_trie: !args.tuning.no_bal_parallel_trie,
-    };
+    let options = RunOptions { db: args.db, mode: args.mode, import: args.tuning.options(true) };
     let results: Vec<CaseResult> =
         files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();
     print!("{}", report(&results));

@@ -41,27 +41,21 @@ pub struct RunOptions {
     pub db: DbKind,
     /// The execution path(s).
     pub mode: Mode,
-    /// Minimum transactions for the parallel path (0: every block with a BAL).
-    pub parallel_threshold: usize,
-    /// Prefetch the BAL's state before executing.
-    pub warmer: bool,
-    /// Merkleize storage tries in parallel.
-    pub parallel_trie: bool,
+    /// How blocks are imported; `parallel` is set by the mode.
+    pub import: ImportOptions,
 }
 
 impl RunOptions {
-    /// The default tuning: threshold 0, warmer and parallel trie on.
+    /// The tuning that exercises the most code: every block with a BAL on the parallel
+    /// path (threshold 0), the warmer on.
     pub fn new(db: DbKind, mode: Mode) -> Self {
-        Self { db, mode, parallel_threshold: 0, warmer: true, parallel_trie: true }
+        let import =
+            ImportOptions { parallel_threshold: 0, warmer: true, ..ImportOptions::default() };
+        Self { db, mode, import }
     }
 
     fn import_options(&self, parallel: bool) -> ImportOptions {
-        ImportOptions {
-            parallel,
-            parallel_threshold: self.parallel_threshold,
-            warmer: self.warmer,
-            parallel_trie: self.parallel_trie,
-        }
+        ImportOptions { parallel, ..self.import }
     }
 }
 

@@ -7,7 +7,7 @@ mod node;
 mod trie;
 
 use alloy_primitives::B256;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 pub use alloy_trie::EMPTY_ROOT_HASH;
 pub use trie::Trie;
@@ -36,13 +36,15 @@ pub enum TrieError {
 pub type NodeRlp = std::sync::Arc<[u8]>;
 
 /// Read access to stored nodes (the storage crate implements it over its DB;
-/// a HashMap impl is provided for tests).
+/// a `HashMap` impl is provided for tests with the `test-utils` feature).
 pub trait NodeReader: Sync {
     /// The RLP stored under `hash`, `None` if the store has no such node.
     fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError>;
 }
 
-impl<S: std::hash::BuildHasher + Sync> NodeReader for HashMap<B256, Vec<u8>, S> {
+/// A map of nodes by hash as a node store, for tests (feature `test-utils`).
+#[cfg(any(test, feature = "test-utils"))]
+impl<S: std::hash::BuildHasher + Sync> NodeReader for std::collections::HashMap<B256, Vec<u8>, S> {
     fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
         Ok(self.get(hash).map(|node| std::sync::Arc::from(node.as_slice())))
     }

@@ -7,7 +7,7 @@ use crate::error::{state_error, ExecutionError};
 use crate::evm::EvmConfig;
 use crate::requests::{assemble_requests, deposit_requests};
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{address, Address, Bytes, U256};
+use alloy_primitives::{Address, Bytes, U256};
 use ethrex_common::{Block, ChainConfig, Fork, Header, Receipt};
 use revm::context::{ContextTr, JournalTr};
 use revm::context_interface::result::{EVMError, ExecutionResult};
@@ -16,15 +16,11 @@ use revm::database_interface::bal::EvmDatabaseError;
 use revm::handler::EvmTr;
 use revm::{Database, ExecuteCommitEvm, SystemCallCommitEvm};
 
-/// EIP-2935 history storage contract.
-const HISTORY_STORAGE_ADDRESS: Address = address!("0x0000F90827F1C53a10cb7A02335B175320002935");
-/// EIP-4788 beacon roots contract.
-const BEACON_ROOTS_ADDRESS: Address = address!("0x000F3df6D732807Ef1319fB7B8bB8522d0Beac02");
-/// EIP-7002 withdrawal request contract.
-const WITHDRAWAL_REQUEST_ADDRESS: Address = address!("0x00000961Ef480Eb55e80D19ad83579A64c007002");
-/// EIP-7251 consolidation request contract.
-const CONSOLIDATION_REQUEST_ADDRESS: Address =
-    address!("0x0000BBdDc7CE488642fb579F8B00f3a590007251");
+// The system contracts' addresses, as the EIPs give them (one definition, in alloy-eips).
+use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS;
+use alloy_eips::eip4788::BEACON_ROOTS_ADDRESS;
+use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS as WITHDRAWAL_REQUEST_ADDRESS;
+use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS as CONSOLIDATION_REQUEST_ADDRESS;
 
 const GWEI_TO_WEI: u64 = 1_000_000_000;
 
