@@ -1,6 +1,6 @@
 //! `ethrex fixture stress`: generates a mainnet-shaped chain with the client's own block
 //! builder (the executor the node uses) and writes it in every format the bench and the
-//! independent checkers read.
+//! independent checkers read, and optionally mutated blocks derived from it (`mutate`).
 
 use crate::ef_fixture::blockchain_test_json;
 use crate::workload::{system_contracts, Workload, WorkloadConfig};
@@ -41,10 +41,13 @@ pub struct StressOptions {
     pub seed: u64,
     /// The fork every block runs under: `Osaka` or `Amsterdam` (with BALs).
     pub fork: Fork,
+    /// How many mutated blocks to derive from the chain (`stress.mutations.json`, see
+    /// `mutate`); 0 writes none.
+    pub mutations: usize,
 }
 
 /// The chain configuration the stress fixture runs under: every fork up to `fork` at
-/// genesis, the standard blob schedule.
+/// genesis, the standard blob schedule (Amsterdam with BPO2's parameters).
 pub(crate) fn stress_config(fork: Fork) -> ChainConfig {
     use alloy_eips::eip7840::BlobParams;
     let mut config = ChainConfig::all_forks_at_genesis(STRESS_CHAIN_ID, fork);
@@ -53,7 +56,9 @@ pub(crate) fn stress_config(fork: Fork) -> ChainConfig {
     schedule.insert("prague".into(), BlobParams::prague());
     schedule.insert("osaka".into(), BlobParams::osaka());
     if fork >= Fork::Amsterdam {
-        schedule.insert("amsterdam".into(), BlobParams::osaka());
+        // glamsterdam-devnet-8 runs Amsterdam with the BPO2 blob parameters (target 14,
+        // max 21), as the EF fixtures' and geth's Amsterdam configurations have it.
+        schedule.insert("amsterdam".into(), BlobParams::bpo2());
     }
     config
 }
@@ -204,6 +209,18 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     );
     let test = blockchain_test_json(&name, fork, &config, &genesis_block, &alloc, &blocks, &store)?;
     std::fs::write(out.join("stress.blockchain_test.json"), serde_json::to_string(&test)?)?;
+
+    if options.mutations > 0 {
+        let fixture = crate::bench::LoadedFixture { genesis, config, blocks: blocks.clone() };
+        let (outcomes, tests) =
+            crate::mutate::mutations(&fixture, fork, options.mutations, options.seed)?;
+        std::fs::write(out.join("stress.mutations.json"), serde_json::to_string(&tests)?)?;
+        eprintln!(
+            "wrote {} mutated blocks to {}, each rejected by this client and leaving no trace",
+            outcomes.len(),
+            out.join("stress.mutations.json").display()
+        );
+    }
 
     let gas: Vec<u64> = blocks.iter().map(|b| b.block.header.gas_used).collect();
     let txs: usize = blocks.iter().map(|b| b.block.body.transactions.len()).sum();

@@ -52,8 +52,10 @@ fn new_chain_on(store: Store) -> Blockchain {
     Blockchain::new(store, config)
 }
 
+/// A value transfer to `RECIPIENT`; the limit covers creating the account, which from
+/// Amsterdam on is charged as state gas (EIP-8037: 120 bytes at 1530 gas each).
 fn transfer(nonce: u64, value: u64) -> TxEnvelope {
-    call(nonce, RECIPIENT, value, Bytes::new(), 21_000)
+    call(nonce, RECIPIENT, value, Bytes::new(), 250_000)
 }
 
 fn call(nonce: u64, to: Address, value: u64, input: Bytes, gas_limit: u64) -> TxEnvelope {
@@ -296,6 +298,18 @@ fn invalid_payloads_are_reported_and_leave_no_trace() {
     assert!(v["result"]["validationError"].as_str().unwrap().contains("block access list"), "{v}");
     assert_eq!(node.balance(), U256::ZERO);
     assert_eq!(node.eth("eth_getBlockByHash", json!([bad.hash(), false]))["result"], Value::Null);
+
+    // A BAL that does not decode is the block's fault: an INVALID status, not a JSON-RPC
+    // error (execution-apis #869), and nothing of the block is stored.
+    for garbage in [json!("0x"), json!("0xc2c1"), json!("0xf9ffff01")] {
+        let mut params = payload_params(&good);
+        params[0]["blockAccessList"] = garbage.clone();
+        let v = node.engine("engine_newPayloadV5", params);
+        assert_eq!(v["result"]["status"], "INVALID", "{garbage}: {v}");
+        assert_eq!(v["result"]["latestValidHash"], json!(node.genesis_hash), "{v}");
+        assert!(v["error"].is_null(), "{v}");
+    }
+    assert_eq!(node.eth("eth_getBlockByHash", json!([good.hash(), false]))["result"], Value::Null);
 
     // Missing BAL: invalid params. Wrong version for the fork: unsupported fork.
     let mut params = payload_params(&good);

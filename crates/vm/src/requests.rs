@@ -1,6 +1,6 @@
 //! Execution requests (EIP-7685): deposits read from the deposit contract's logs
 //! (EIP-6110), and the request list assembled with the system calls' outputs (EIP-7002,
-//! EIP-7251).
+//! EIP-7251, and from Amsterdam on EIP-8282's builder deposits and exits).
 
 use crate::error::{DepositLayoutError, ExecutionError};
 use alloy_eips::eip7685::Requests;
@@ -10,9 +10,12 @@ use alloy_primitives::{b256, Address, Bytes, Log, B256};
 const DEPOSIT_EVENT_TOPIC: B256 =
     b256!("0x649bbc62d0e31342afea4e5cd82d4049e7e1ee912fc0889aa790803be39038c5");
 
-const DEPOSIT_REQUEST_TYPE: u8 = 0x00;
-const WITHDRAWAL_REQUEST_TYPE: u8 = 0x01;
-const CONSOLIDATION_REQUEST_TYPE: u8 = 0x02;
+/// EIP-6110 deposit requests.
+pub(crate) const DEPOSIT_REQUEST_TYPE: u8 = 0x00;
+/// EIP-7002 withdrawal requests.
+pub(crate) const WITHDRAWAL_REQUEST_TYPE: u8 = 0x01;
+/// EIP-7251 consolidation requests.
+pub(crate) const CONSOLIDATION_REQUEST_TYPE: u8 = 0x02;
 
 /// Reads one `bytes` field of the ABI-encoded DepositEvent, checking the offset and
 /// length the deposit contract always produces (EIP-6110 requires the exact layout).
@@ -71,18 +74,11 @@ pub(crate) fn deposit_requests<'a>(
     Ok(out)
 }
 
-/// Assembles the EIP-7685 request list; empty request types are left out.
-pub(crate) fn assemble_requests(
-    deposits: Vec<u8>,
-    withdrawals: Bytes,
-    consolidations: Bytes,
-) -> Requests {
+/// Assembles the EIP-7685 request list from `(type, data)` in ascending type order; empty
+/// request types are left out.
+pub(crate) fn assemble_requests(typed: impl IntoIterator<Item = (u8, Bytes)>) -> Requests {
     let mut requests = Requests::default();
-    for (ty, data) in [
-        (DEPOSIT_REQUEST_TYPE, Bytes::from(deposits)),
-        (WITHDRAWAL_REQUEST_TYPE, withdrawals),
-        (CONSOLIDATION_REQUEST_TYPE, consolidations),
-    ] {
+    for (ty, data) in typed {
         if !data.is_empty() {
             requests.push_request_with_type(ty, data);
         }

@@ -1,11 +1,15 @@
-//! The stages of a block around its transactions: the pre-block system calls (EIP-2935,
-//! EIP-4788; BAL index 0) and the post-block stage (withdrawals, then the EIP-7002 and
-//! EIP-7251 request system calls and the EIP-6110 deposits; BAL index n+1). Both
-//! executors run them the same way, on the state the block is committed into.
+//! The stages of a block around its transactions: the pre-block system calls (EIP-4788,
+//! EIP-2935; BAL index 0) and the post-block stage (withdrawals, then the request system
+//! calls: EIP-7002 and EIP-7251, from Amsterdam on also EIP-8282's builder deposits and
+//! exits; and the EIP-6110 deposits; BAL index n+1). Both executors run them the same way,
+//! on the state the block is committed into.
 
 use crate::error::{state_error, ExecutionError};
 use crate::evm::EvmConfig;
-use crate::requests::{assemble_requests, deposit_requests};
+use crate::requests::{
+    assemble_requests, deposit_requests, CONSOLIDATION_REQUEST_TYPE, DEPOSIT_REQUEST_TYPE,
+    WITHDRAWAL_REQUEST_TYPE,
+};
 use alloy_eips::eip7685::Requests;
 use alloy_primitives::{Address, Bytes, U256};
 use ethrex_common::{Block, ChainConfig, Fork, Header, Receipt};
@@ -21,6 +25,10 @@ use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS;
 use alloy_eips::eip4788::BEACON_ROOTS_ADDRESS;
 use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS as WITHDRAWAL_REQUEST_ADDRESS;
 use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS as CONSOLIDATION_REQUEST_ADDRESS;
+use alloy_eips::eip8282::{
+    BUILDER_DEPOSIT_CONTRACT_ADDRESS, BUILDER_DEPOSIT_REQUEST_TYPE, BUILDER_EXIT_CONTRACT_ADDRESS,
+    BUILDER_EXIT_REQUEST_TYPE,
+};
 
 const GWEI_TO_WEI: u64 = 1_000_000_000;
 
@@ -43,7 +51,7 @@ fn request_output(address: Address, result: ExecutionResult) -> Result<Bytes, Ex
     }
 }
 
-/// BAL index 0: the EIP-2935 and EIP-4788 system calls.
+/// BAL index 0: the EIP-4788 and EIP-2935 system calls, in the execution specs' order.
 pub(crate) fn run_pre_block<DB: Database>(
     state: &mut State<DB>,
     evm_config: &EvmConfig,
@@ -54,21 +62,22 @@ pub(crate) fn run_pre_block<DB: Database>(
     }
     let fork = evm_config.fork();
     let mut evm = evm_config.evm(&mut *state);
-    if fork >= Fork::Prague {
-        evm.system_call_commit(HISTORY_STORAGE_ADDRESS, header.parent_hash.0.into())
-            .map_err(|e| system_error(HISTORY_STORAGE_ADDRESS, e))?;
-    }
     if fork >= Fork::Cancun {
         if let Some(root) = header.parent_beacon_block_root {
             evm.system_call_commit(BEACON_ROOTS_ADDRESS, root.0.into())
                 .map_err(|e| system_error(BEACON_ROOTS_ADDRESS, e))?;
         }
     }
+    if fork >= Fork::Prague {
+        evm.system_call_commit(HISTORY_STORAGE_ADDRESS, header.parent_hash.0.into())
+            .map_err(|e| system_error(HISTORY_STORAGE_ADDRESS, e))?;
+    }
     Ok(())
 }
 
-/// BAL index n+1: withdrawals, then the EIP-7002 and EIP-7251 request system calls and
-/// the EIP-6110 deposits found in the receipts. Returns the requests (Prague on).
+/// BAL index n+1: withdrawals, then the request system calls (EIP-7002, EIP-7251; from
+/// Amsterdam on EIP-8282's builder deposit and exit contracts, in that order) and the
+/// EIP-6110 deposits found in the receipts. Returns the requests (Prague on).
 pub(crate) fn run_post_block<DB: Database>(
     state: &mut State<DB>,
     evm_config: &EvmConfig,
@@ -97,8 +106,17 @@ pub(crate) fn run_post_block<DB: Database>(
         .unwrap_or(alloy_eips::eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS);
     let deposits =
         deposit_requests(receipts.iter().flat_map(|r| r.logs().iter()), deposit_contract)?;
-    let mut outputs = Vec::with_capacity(2);
-    for address in [WITHDRAWAL_REQUEST_ADDRESS, CONSOLIDATION_REQUEST_ADDRESS] {
+    let mut contracts = vec![
+        (WITHDRAWAL_REQUEST_ADDRESS, WITHDRAWAL_REQUEST_TYPE),
+        (CONSOLIDATION_REQUEST_ADDRESS, CONSOLIDATION_REQUEST_TYPE),
+    ];
+    if fork >= Fork::Amsterdam {
+        contracts.push((BUILDER_DEPOSIT_CONTRACT_ADDRESS, BUILDER_DEPOSIT_REQUEST_TYPE));
+        contracts.push((BUILDER_EXIT_CONTRACT_ADDRESS, BUILDER_EXIT_REQUEST_TYPE));
+    }
+    let mut typed = Vec::with_capacity(contracts.len() + 1);
+    typed.push((DEPOSIT_REQUEST_TYPE, Bytes::from(deposits)));
+    for (address, request_type) in contracts {
         // Asked of the state cache, not the journal: the check itself must not be
         // recorded as an access in the BAL.
         let has_code = evm
@@ -111,9 +129,7 @@ pub(crate) fn run_post_block<DB: Database>(
         }
         let result =
             evm.system_call_commit(address, Bytes::new()).map_err(|e| system_error(address, e))?;
-        outputs.push(request_output(address, result)?);
+        typed.push((request_type, request_output(address, result)?));
     }
-    let consolidations = outputs.pop().unwrap_or_default();
-    let withdrawals = outputs.pop().unwrap_or_default();
-    Ok(Some(assemble_requests(deposits, withdrawals, consolidations)))
+    Ok(Some(assemble_requests(typed)))
 }

@@ -9,7 +9,7 @@ use alloy_consensus::crypto::secp256k1::sign_message;
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_consensus::{Header, SignableTransaction, Signed, TxEip1559};
 use alloy_eips::eip7928::{BalanceChange, BlockAccessIndex, CodeChange};
-use alloy_primitives::{address, keccak256, Address, Bytes, Signature, TxKind, B256, U256};
+use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
 use ethrex_common::{
     AccountChanges, Block, BlockAccessList, BlockBody, ChainConfig, Fork, Receipt, Transaction,
 };
@@ -26,9 +26,13 @@ const CHAIN_ID: u64 = 1;
 const COINBASE: Address = Address::repeat_byte(0xc0);
 const RECEIVER: Address = Address::repeat_byte(0x77);
 const COUNTER: Address = Address::repeat_byte(0x55);
-const HISTORY_STORAGE: Address = address!("0x0000F90827F1C53a10cb7A02335B175320002935");
-const WITHDRAWAL_REQUESTS: Address = address!("0x00000961Ef480Eb55e80D19ad83579A64c007002");
-const CONSOLIDATION_REQUESTS: Address = address!("0x0000BBdDc7CE488642fb579F8B00f3a590007251");
+use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
+use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS as WITHDRAWAL_REQUESTS;
+use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS as CONSOLIDATION_REQUESTS;
+use alloy_eips::eip8282::{
+    BUILDER_DEPOSIT_CONTRACT_ADDRESS as BUILDER_DEPOSITS,
+    BUILDER_EXIT_CONTRACT_ADDRESS as BUILDER_EXITS,
+};
 /// slot 0 += 1
 const COUNTER_CODE: &[u8] = &[0x60, 0x01, 0x60, 0x00, 0x54, 0x01, 0x60, 0x00, 0x55, 0x00];
 
@@ -90,7 +94,13 @@ fn pre_state() -> CacheDB<EmptyDB> {
         AccountInfo { code_hash: keccak256(bytes), code: Some(bytecode), ..Default::default() }
     };
     db.insert_account_info(COUNTER, code(COUNTER_CODE));
-    for system in [HISTORY_STORAGE, WITHDRAWAL_REQUESTS, CONSOLIDATION_REQUESTS] {
+    for system in [
+        HISTORY_STORAGE,
+        WITHDRAWAL_REQUESTS,
+        CONSOLIDATION_REQUESTS,
+        BUILDER_DEPOSITS,
+        BUILDER_EXITS,
+    ] {
         db.insert_account_info(system, code(&[0x00]));
     }
     db

@@ -2,15 +2,20 @@
 //!
 //! Every limit is an upper estimate of what the transaction uses at its position, so the
 //! block builder never sees an out-of-gas failure it would have to tolerate. The limits
-//! are computed from the fork's prices of the operations a transaction performs (state
-//! growth costs ~5x more from Amsterdam on, EIP-8037; calldata and access-list floors rise,
-//! EIP-7976/7981), plus a margin. `workload::tests` checks every transaction succeeds and
+//! are computed from the fork's prices of the operations a transaction performs (from
+//! Amsterdam on, as of glamsterdam-devnet-8: state growth priced as state gas, EIP-8037;
+//! state access repriced, EIP-8038; calldata and access-list floors rise, EIP-7976/7981),
+//! plus a margin. `workload::tests` checks every transaction succeeds and
 //! prints used/limit per kind.
 
 use ethrex_common::Fork;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Costs {
+    /// Cold account access (EIP-2929; EIP-8038 from Amsterdam on).
+    pub(crate) cold_account: u64,
+    /// Cold storage slot access.
+    pub(crate) cold_slot: u64,
     /// Cold SSTORE zero -> non-zero (regular + state gas).
     pub(crate) slot_new: u64,
     /// Cold SSTORE non-zero -> non-zero.
@@ -34,21 +39,27 @@ impl Costs {
     pub(crate) fn for_fork(fork: Fork) -> Self {
         if fork >= Fork::Amsterdam {
             // EIP-8037: state gas = bytes * 1530 (cost per state byte), on top of the
-            // regular part.
+            // regular part; EIP-8038: cold account 3000, cold slot 2100 (in total), a
+            // slot's first write 10000, an account's 9000, CREATE's access 12000;
+            // EIP-7702 authorizations 7816 regular plus the account write and state gas.
             const CPSB: u64 = 1530;
             Costs {
-                slot_new: 2_100 + 2_900 + 64 * CPSB,
-                slot_update: 5_000,
-                new_account: 120 * CPSB,
-                create: 9_000 + 120 * CPSB,
+                cold_account: 3_000,
+                cold_slot: 2_100,
+                slot_new: 2_100 + 10_000 + 64 * CPSB,
+                slot_update: 2_100 + 10_000,
+                new_account: 9_000 + 120 * CPSB,
+                create: 12_000 + 120 * CPSB,
                 code_byte: CPSB + 1,
-                auth: 7_500 + (120 + 23) * CPSB,
+                auth: 7_816 + 9_000 + (120 + 23) * CPSB,
                 floor_byte: 64,
-                al_address: 2_400 + 20 * 64,
-                al_key: 1_900 + 32 * 64,
+                al_address: 2_900 + 20 * 64,
+                al_key: 2_000 + 32 * 64,
             }
         } else {
             Costs {
+                cold_account: 2_600,
+                cold_slot: 2_100,
                 slot_new: 22_100,
                 slot_update: 5_000,
                 new_account: 25_000,

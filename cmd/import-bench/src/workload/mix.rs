@@ -334,7 +334,8 @@ impl Workload {
         let amount = U256::from(rng.random_range(1_000_000_000_000_000u128..=100 * super::ETHER));
         let input = token_transfer(to, amount);
         let c = self.costs;
-        let exec = 2_600 + 6_000 + c.slot_update + if fresh { c.slot_new } else { c.slot_update };
+        let exec =
+            c.cold_account + 6_000 + c.slot_update + if fresh { c.slot_new } else { c.slot_update };
         let ty = Self::pick_ty(rng, 12, 10);
         let (access_list, extra) = match ty {
             Ty::AccessList => {
@@ -414,7 +415,7 @@ impl Workload {
         // a plain transfer is exactly 21000 (what wallets set); from Amsterdam the new
         // account is charged as state gas (EIP-8037).
         let gas = if delegated {
-            c.limit(0, 0, 2_600 + 3_000)
+            c.limit(0, 0, c.cold_account + 3_000)
         } else if fresh && self.config.fork >= Fork::Amsterdam {
             c.limit(0, 0, c.new_account)
         } else {
@@ -442,16 +443,21 @@ impl Workload {
         let c = self.costs;
         // One hop inside the pool: two token-address reads, two reserve updates, two cold
         // token calls, the allowance read, four balance updates, three logs, call overhead.
-        let hop = 2 * 2_100 + 2 * c.slot_update + 2 * 2_600 + 2_100 + 4 * c.slot_update + 21_000;
+        let hop = 2 * c.cold_slot
+            + 2 * c.slot_update
+            + 2 * c.cold_account
+            + c.cold_slot
+            + 4 * c.slot_update
+            + 21_000;
         let (kind, to, input, exec) = if rng.random_range(0..100) < self.profile.router_pct {
             let (a, zf_a, b, zf_b) = ROUTER_PATHS[rng.random_range(0..ROUTER_PATHS.len())];
             let (pool_a, pool_b) = (self.addrs.pools[a], self.addrs.pools[b]);
             let input = router_swap2(pool_a, zf_a, pool_b, zf_b, amount_in);
             // Router and both pools cold, two token-address views, the pull into the
             // router, two hops, the push out, call overhead.
-            let pull = 2_600 + 2_100 + 2 * c.slot_update + 2_000;
+            let pull = c.cold_account + c.cold_slot + 2 * c.slot_update + 2_000;
             // Inside the router the token accounts are warm after the pull.
-            let exec = 3 * 2_600
+            let exec = 3 * c.cold_account
                 + 2 * 2_800
                 + pull
                 + 2 * (hop - 20_000)
@@ -462,7 +468,7 @@ impl Workload {
         } else {
             let zero_for_one = rng.random_bool(0.5);
             let input = pool_swap(zero_for_one, amount_in, U256::ZERO);
-            ("swap", self.addrs.pools[self.pool_pop.sample(rng)], input, 2_600 + hop)
+            ("swap", self.addrs.pools[self.pool_pop.sample(rng)], input, c.cold_account + hop)
         };
         let ty = Self::pick_ty(rng, 5, 0);
         let gas = c.limit(input.len(), 0, exec);
@@ -482,7 +488,8 @@ impl Workload {
         };
         let input = nft_mint(count);
         let c = self.costs;
-        let exec = 2_600 + 3_000 + c.slot_update + count * (c.slot_new + 2_200) + c.slot_new;
+        let exec =
+            c.cold_account + 3_000 + c.slot_update + count * (c.slot_new + 2_200) + c.slot_new;
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
         let tx = self.build(
@@ -519,7 +526,7 @@ impl Workload {
         let input = writer_write(start, n, seed);
         let c = self.costs;
         let per_slot = if fresh { c.slot_new } else { c.slot_update } + 200;
-        let exec = 2_600 + 3_000 + n * per_slot;
+        let exec = c.cold_account + 3_000 + n * per_slot;
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
         let tx = self.build(
@@ -554,8 +561,13 @@ impl Workload {
             };
             // Factory account, counter update, CREATE, the child's constructor and code,
             // memory for the initcode, the log.
-            let exec =
-                2_600 + c.slot_update + c.create + hashing + child_init + child_deposit + 12_000;
+            let exec = c.cold_account
+                + c.slot_update
+                + c.create
+                + hashing
+                + child_init
+                + child_deposit
+                + 12_000;
             let gas = c.limit(input.len(), 0, exec);
             ("create", TxKind::Call(self.addrs.factory), input, gas)
         } else {
@@ -589,7 +601,7 @@ impl Workload {
         let rounds = rng.random_range(BURN_ROUNDS);
         let input = burner_burn(rounds);
         let c = self.costs;
-        let exec = 2_600 + c.slot_update + 5_000 + rounds * BURN_GAS_PER_ROUND;
+        let exec = c.cold_account + c.slot_update + 5_000 + rounds * BURN_GAS_PER_ROUND;
         let gas = c.limit(input.len(), 0, exec);
         let fee = Self::fee(rng, base_fee);
         let tx = self.build(
@@ -643,7 +655,7 @@ impl Workload {
         let to = self.senders[authorities[0]].address;
         let input = delegate_ping();
         let c = self.costs;
-        let exec = 2_600 + c.slot_new + 2_500 + 3_000;
+        let exec = c.cold_account + c.slot_new + 2_500 + 3_000;
         let gas = c.limit(input.len(), n_auths as u64 * c.auth, exec);
         let fee = Self::fee(rng, base_fee);
         let tx = TypedTransaction::Eip7702(TxEip7702 {
@@ -667,12 +679,17 @@ impl Workload {
         let to = self.senders[target].address;
         let c = self.costs;
         let (input, exec) = if rng.random_bool(0.5) {
-            (delegate_ping(), 2_600 + c.slot_new + 2_500 + 3_000)
+            (delegate_ping(), c.cold_account + c.slot_new + 2_500 + 3_000)
         } else {
             let token = self.addrs.tokens[self.token_pop.sample(rng)];
             let recipient = self.holders[self.holder_pop.sample(rng)];
             let amount = U256::from(rng.random_range(1_000_000_000_000_000u128..=super::ETHER));
-            let exec = 2_600 + c.slot_new + 2 * 2_600 + 2 * c.slot_update + 2_500 + 8_000;
+            let exec = c.cold_account
+                + c.slot_new
+                + 2 * c.cold_account
+                + 2 * c.slot_update
+                + 2_500
+                + 8_000;
             (delegate_forward(token, recipient, amount), exec)
         };
         let gas = c.limit(input.len(), 0, exec);
