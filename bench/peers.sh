@@ -10,5 +10,5 @@ RUNS="${2:-5}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
 export PATH="$HOME/.cargo/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"
-"$ROOT/bench/verify-fixture.sh" "$DIR" >/dev/null   # installs the peers, makes the Osaka chain
+"$ROOT/bench/verify-fixture.sh" "$DIR" "$DIR/osaka" >/dev/null   # installs the peers, makes the Osaka chain
 exec python3 "$ROOT/bench/peers.py" "$DIR" "$RUNS" "$CARGO_TARGET_DIR/release/ethrex"

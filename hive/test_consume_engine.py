@@ -3,8 +3,9 @@
 Run from the repository root:
     python3 -m unittest discover -s hive -p 'test_*.py'
 
-Fixtures are read from $EEST_FIXTURES (default ../shared/fixtures/eest next to
-the repository); tests that need them are skipped when they are absent. The
+Fixtures are read as data from $HIVE_RUNNER_FIXTURES (default ../shared/fixtures/eest,
+the tests-bal v7.3.1 set, next to the repository); tests that need them are skipped
+when they are absent. The
 end-to-end tests drive consume_engine.py against mock_node.py, a fake node, so
 they need neither the real client nor Docker.
 """
@@ -31,8 +32,10 @@ sys.path.insert(0, HERE)
 from engine_runner import bal, exceptions, fixtures, jwt, payload, requests, rlp  # noqa: E402
 from engine_runner.keccak import keccak256, sha3_256  # noqa: E402
 
+# The runner's own tests read fixture JSON as data (the mock node executes nothing), so they
+# keep the tests-bal v7.3.1 files they were written against, whatever EEST_FIXTURES names.
 FIXTURES = os.environ.get(
-    "EEST_FIXTURES", os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "fixtures", "eest")
+    "HIVE_RUNNER_FIXTURES", os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "fixtures", "eest")
 )
 GLAMSTERDAM = os.environ.get(
     "EEST_GLAMSTERDAM_FIXTURES",

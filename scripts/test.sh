@@ -6,11 +6,12 @@
 #      both execution paths, parallel-vs-sequential differential tests, node/Engine API
 #      tests, kill -9 durability tests, trie, storage, workload);
 #   2. the EF fixtures through the `ethrex` binary on every backend, both paths;
-#   3. the Hive tooling's unit tests and the Docker-free consume-engine run against the node.
+#   3. the Hive tooling's unit tests and the Docker-free consume-engine run against the node;
+#   4. small generated chains through revme and geth (accepted) and mutated blocks (rejected).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
-FIXTURES="${EEST_FIXTURES:-$(pwd)/../shared/fixtures/eest}"
+FIXTURES="${EEST_FIXTURES:-$(pwd)/../shared/fixtures/eest-glamsterdam}"
 export EEST_FIXTURES="$FIXTURES"
 ETHREX="$CARGO_TARGET_DIR/release/ethrex"
 
@@ -42,3 +43,13 @@ for db in memory mdbx rocksdb; do
     echo "== ethrex ef-test --db $db --mode both --parallel-threshold 0"
     "$ETHREX" ef-test --db "$db" --mode both --parallel-threshold 0 "$FIXTURES"
 done
+
+# Our chains against the independent executors (a seconds-long version of the studies that
+# bench/verify-fixture.sh and bench/geth-diff.sh run at full size).
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+echo "== a small Amsterdam stress chain through revme 43 and geth (bench/verify-fixture.sh)"
+"$ETHREX" fixture stress --out "$SCRATCH/stress" --blocks 3 --min-txs 20 --max-txs 80 --gas-limit 30000000
+bench/verify-fixture.sh "$SCRATCH/stress"
+echo "== differential test against geth: random chains and mutated blocks (bench/geth-diff.sh)"
+bench/geth-diff.sh 3 "$SCRATCH/geth-diff"

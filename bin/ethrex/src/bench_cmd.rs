@@ -33,9 +33,13 @@ pub(crate) struct StressArgs {
     max_txs: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// amsterdam (with BALs) or osaka (no BALs, checkable by geth).
+    /// amsterdam (with BALs) or osaka (no BALs).
     #[arg(long, default_value = "amsterdam")]
     fork: String,
+    /// Also derive this many mutated blocks (stress.mutations.json), each checked to be
+    /// rejected by this client; for differential testing against other clients.
+    #[arg(long, default_value_t = 0)]
+    mutations: usize,
 }
 
 pub(crate) fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
@@ -53,6 +57,7 @@ pub(crate) fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
         max_txs: a.max_txs,
         seed: a.seed,
         fork,
+        mutations: a.mutations,
     })?;
     Ok(ExitCode::SUCCESS)
 }

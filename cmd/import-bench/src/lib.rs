@@ -3,6 +3,7 @@
 pub mod bench;
 mod ef_fixture;
 pub mod generate;
+pub mod mutate;
 pub mod plot;
 pub mod report;
 mod workload;

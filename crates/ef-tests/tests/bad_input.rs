@@ -8,11 +8,10 @@ use std::path::PathBuf;
 fn fixture_text() -> String {
     let root = match std::env::var_os("EEST_FIXTURES") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/eest"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/eest-glamsterdam"),
     };
-    let path = root.join(
-        "bal-v7.3.1/eip7928_block_level_access_lists/block_access_lists/bal_self_transfer.json",
-    );
+    let path = root.join("block_access_lists_eip7002/bal_7002_no_withdrawal_requests.json");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

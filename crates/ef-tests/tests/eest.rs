@@ -1,4 +1,4 @@
-//! Runs every EF blockchain test under `$EEST_FIXTURES` (default `../shared/fixtures/eest`
+//! Runs every EF blockchain test under `$EEST_FIXTURES` (default `../shared/fixtures/eest-glamsterdam`
 //! next to the workspace) on each database backend.
 
 use ethrex_ef_tests::{find_fixture_files, run_file, Counts, Mode, RunOptions};
@@ -9,7 +9,8 @@ use std::path::PathBuf;
 fn fixtures_dir() -> PathBuf {
     match std::env::var_os("EEST_FIXTURES") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/eest"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/eest-glamsterdam"),
     }
 }
 

@@ -10,21 +10,22 @@ use std::path::PathBuf;
 fn fixtures_root() -> PathBuf {
     match std::env::var_os("EEST_FIXTURES") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/eest"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/eest-glamsterdam"),
     }
 }
 
 /// The single test of a fixture file: (name, test).
 fn fixture(relative: &str) -> (String, Value) {
-    let path = fixtures_root().join("bal-v7.3.1/eip7928_block_level_access_lists").join(relative);
+    let path = fixtures_root().join(relative);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let v: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
     assert_eq!(v.len(), 1, "{relative} should hold one test");
     v.into_iter().next().unwrap()
 }
 
-fn self_transfer() -> Value {
-    fixture("block_access_lists/bal_self_transfer.json").1
+fn valid_transfer() -> Value {
+    fixture("block_access_lists_eip7002/bal_7002_no_withdrawal_requests.json").1
 }
 
 fn run_entries(entries: Value) -> Vec<(String, Outcome)> {
@@ -53,7 +54,7 @@ fn failure(outcome: Outcome) -> String {
 /// The self-transfer test with its only block made invalid in the given way: the chain
 /// must then end at genesis with the genesis state.
 fn rejected_block(edit: impl Fn(&mut Value), exception: &str) -> Value {
-    let mut test = self_transfer();
+    let mut test = valid_transfer();
     edit(&mut test["blocks"][0]);
     test["blocks"][0]["expectException"] = json!(exception);
     test["lastblockhash"] = test["genesisBlockHeader"]["hash"].clone();
@@ -125,7 +126,7 @@ fn undecodable_bal_satisfies_only_bal_format_exceptions() {
 
 #[test]
 fn rejection_for_another_reason_fails() {
-    let (_, mut test) = fixture("block_access_lists_invalid/bal_invalid_nonce_value.json");
+    let (_, mut test) = fixture("block_access_lists_invalid/bal_invalid_missing_nonce.json");
     assert_eq!(run_one(test.clone()), Outcome::Passed);
     test["blocks"][0]["expectException"] =
         json!("BlockException.INVALID_BAL_HASH|TransactionException.NONCE_MISMATCH_TOO_LOW");
@@ -135,14 +136,14 @@ fn rejection_for_another_reason_fails() {
 
 #[test]
 fn valid_block_expected_to_fail_fails() {
-    let mut test = self_transfer();
+    let mut test = valid_transfer();
     test["blocks"][0]["expectException"] = json!("BlockException.INVALID_BLOCK_ACCESS_LIST");
     let reason = failure(run_one(test));
     assert!(reason.contains("imported, but the fixture expects"), "{reason}");
 }
 
 fn with_post_state_hash(hash: &str) -> Value {
-    let mut test = self_transfer();
+    let mut test = valid_transfer();
     test.as_object_mut().unwrap().remove("postState");
     test["postStateHash"] = json!(hash);
     test
@@ -151,7 +152,7 @@ fn with_post_state_hash(hash: &str) -> Value {
 #[test]
 fn post_state_hash_is_checked() {
     let good =
-        self_transfer()["blocks"][0]["blockHeader"]["stateRoot"].as_str().unwrap().to_string();
+        valid_transfer()["blocks"][0]["blockHeader"]["stateRoot"].as_str().unwrap().to_string();
     assert_eq!(run_one(with_post_state_hash(&good)), Outcome::Passed);
 
     let wrong = format!("0x{}", "11".repeat(32));
@@ -169,7 +170,7 @@ fn post_state_hash_is_checked() {
 
 #[test]
 fn post_state_or_its_hash_is_required() {
-    let mut test = self_transfer();
+    let mut test = valid_transfer();
     test.as_object_mut().unwrap().remove("postState");
     let reason = failure(run_one(test));
     assert!(reason.contains("neither postState nor postStateHash"), "{reason}");
@@ -177,7 +178,7 @@ fn post_state_or_its_hash_is_required() {
 
 #[test]
 fn every_entry_of_a_file_is_counted() {
-    let valid = self_transfer();
+    let valid = valid_transfer();
     let mut wrong_head = valid.clone();
     wrong_head["lastblockhash"] = json!(format!("0x{}", "22".repeat(32)));
     let mut berlin = valid.clone();
@@ -240,7 +241,7 @@ fn every_entry_of_a_file_is_counted() {
     let results: Vec<_> = {
         std::fs::write(
             &path,
-            json!({ "x": self_transfer(), "y": { "txbytes": "0x" } }).to_string(),
+            json!({ "x": valid_transfer(), "y": { "txbytes": "0x" } }).to_string(),
         )
         .unwrap();
         run_file(&path, &RunOptions::new(DbKind::Memory, Mode::Sequential))
@@ -251,7 +252,7 @@ fn every_entry_of_a_file_is_counted() {
 
 #[test]
 fn counts_of_a_mixed_file() {
-    let valid = self_transfer();
+    let valid = valid_transfer();
     let mut wrong_head = valid.clone();
     wrong_head["lastblockhash"] = json!(format!("0x{}", "33".repeat(32)));
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,17 @@
+# Sourced by the bench scripts: puts the two independent executors on PATH, installing the
+# pinned versions if missing (idempotent):
+#   - revme 43.0.3 (revm's blockchain-test runner; the revm release the client uses);
+#   - geth's evm v1.17.10 (go-ethereum), through the Go module proxy.
+export PATH="$HOME/.cargo/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"
+REVME_VERSION=43.0.3
+GETH_VERSION=v1.17.10
+# revme has no --version flag; cargo's install list says which version is installed. Its
+# build goes to its own target directory so it never evicts the client's.
+if ! command -v revme >/dev/null || ! cargo install --list 2>/dev/null | grep -q "^revme v$REVME_VERSION:"; then
+    echo "installing revme $REVME_VERSION ..." >&2
+    CARGO_TARGET_DIR="$HOME/.cache/revme-target" cargo install revme --version "$REVME_VERSION" --locked --force >&2
+fi
+if ! command -v evm >/dev/null || ! evm --version 2>/dev/null | grep -q "${GETH_VERSION#v}"; then
+    echo "installing geth evm $GETH_VERSION ..." >&2
+    go install "github.com/ethereum/go-ethereum/cmd/evm@$GETH_VERSION" >&2
+fi
