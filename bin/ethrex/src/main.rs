@@ -30,7 +30,11 @@ fn keep_freed_memory() {
 #[derive(Parser)]
 #[command(
     name = "ethrex",
-    version,
+    // `ethrex --version` names the consensus rules the binary follows.
+    version = concat!(
+        env!("CARGO_PKG_VERSION"),
+        " (spec: Amsterdam as of glamsterdam-devnet-8, revm 43.0.3)"
+    ),
     about = "Ethereum execution client with BAL-driven block import"
 )]
 #[command(
