@@ -16,10 +16,8 @@ N="${1:?usage: bench/geth-diff.sh N [OUT] [MUTATIONS_PER_CHAIN]}"
 OUT="${2:-out/geth-diff}"
 MUTATIONS="${3:-6}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
-ETHREX="$CARGO_TARGET_DIR/release/ethrex"
-source "$ROOT/bench/oracles.sh"
-[ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
+source "$ROOT/bench/oracles.sh"   # revme, evm; $ETHREX and ensure_ethrex
+ensure_ethrex
 mkdir -p "$OUT/failures"
 rm -f "$OUT/results.txt"
 

@@ -1,7 +1,13 @@
-# Sourced by the bench scripts: puts the two independent executors on PATH, installing the
-# pinned versions if missing (idempotent):
+# Sourced by the bench scripts (with ROOT set to the repository): names the client binary
+# ($ETHREX, built by ensure_ethrex) and puts the two independent executors on PATH,
+# installing the pinned versions if missing (idempotent):
 #   - revme 43.0.3 (revm's blockchain-test runner; the revm release the client uses);
 #   - geth's evm v1.17.10 (go-ethereum), through the Go module proxy.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
+ETHREX="$CARGO_TARGET_DIR/release/ethrex"
+ensure_ethrex() {
+    [ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
+}
 export PATH="$HOME/.cargo/bin:$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"
 REVME_VERSION=43.0.3
 GETH_VERSION=v1.17.10

@@ -13,9 +13,7 @@ set -euo pipefail
 DIR="${1:?usage: bench/verify-fixture.sh DIR [OSAKA_DIR]}"
 OSAKA_DIR="${2:-}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
-ETHREX="$CARGO_TARGET_DIR/release/ethrex"
-source "$ROOT/bench/oracles.sh"
+source "$ROOT/bench/oracles.sh"   # revme, evm; $ETHREX and ensure_ethrex
 
 AMS="$DIR/stress.blockchain_test.json"
 [ -f "$AMS" ] || { echo "error: $AMS not found (generate it with: ethrex fixture stress --out $DIR)" >&2; exit 2; }
@@ -36,7 +34,7 @@ echo "== evm blocktest $AMS"
 geth_blocktest "$AMS" "$DIR/geth-blocktest.log"
 
 if [ -n "$OSAKA_DIR" ]; then
-    [ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
+    ensure_ethrex
     if [ ! -f "$OSAKA_DIR/stress.blockchain_test.json" ]; then
         BLOCKS=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(next(iter(d.values()))['blocks']))" "$AMS")
         SEED=$(python3 -c "import json,sys,re; d=json.load(open(sys.argv[1])); m=re.search(r'seed(\d+)', next(iter(d))); print(m.group(1) if m else 1)" "$AMS")
