@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Differential test against geth: generates N small random Amsterdam chains with the
 # client's own block builder (random seed, gas limit and block size per chain: every
-# transaction type of the workload, deployments through CREATE and CREATE2, EIP-7702
-# delegations, withdrawals, the system calls and their requests, blocks filled up to their
-# gas limit), and per chain a few mutated blocks (one header, transaction-list or BAL field
+# transaction type (legacy, 2930, 1559, 4844, 7702), deployments through CREATE and
+# CREATE2, self-destructs, EIP-7702 delegations, withdrawals, EIP-7002/7251 requests and
+# the system calls that dequeue them, blocks filled up to their gas limit), and per chain a few mutated blocks (one header, transaction-list or BAL field
 # changed, the block re-sealed). Requires:
 #   - geth `evm blocktest` (v1.17.10) to accept every chain, and
 #   - every mutated block to be rejected by this client (checked while generating) and by

@@ -84,6 +84,9 @@ pub(crate) struct Addresses {
     pub(crate) delegate: Address,
     /// Rollup-style target of blob transactions (an account without code).
     pub(crate) blob_inbox: Address,
+    /// A contract that self-destructs to its caller (`CALLER SELFDESTRUCT`); created at
+    /// genesis, so EIP-6780 only moves its balance.
+    pub(crate) destructor: Address,
 }
 
 impl Addresses {
@@ -98,6 +101,7 @@ impl Addresses {
             burner: fixed("import-bench/burner", 0),
             delegate: fixed("import-bench/delegate", 0),
             blob_inbox: fixed("import-bench/blob-inbox", 0),
+            destructor: fixed("import-bench/destructor", 0),
         }
     }
 }
@@ -236,3 +240,7 @@ pub(crate) fn creation_with_arg(creation: &Bytes, arg: U256) -> Bytes {
     data.extend_from_slice(&arg.to_be_bytes::<32>());
     data.into()
 }
+
+/// `CALLER SELFDESTRUCT`: as runtime code it sends the contract's balance to its caller; as
+/// init code the new contract is created and destroyed in the same transaction (EIP-6780).
+pub(crate) const SELFDESTRUCT_TO_CALLER: [u8; 2] = [0x33, 0xff];

@@ -82,6 +82,10 @@ enum Kind {
     Eip7702,
     Compute,
     Blob,
+    /// An EIP-7002 withdrawal or EIP-7251 consolidation request (Prague on).
+    Request,
+    /// A SELFDESTRUCT: of a contract created in the same transaction, or of a genesis one.
+    SelfDestruct,
 }
 
 /// A transaction chosen but not yet given nonces or signatures.
@@ -270,6 +274,16 @@ impl Workload {
                 }
             }
         }
+        // About one execution request (Prague on) and one self-destruct every other block,
+        // so the end-of-block system calls have requests to dequeue.
+        for (kind, from) in [(Kind::Request, Fork::Prague), (Kind::SelfDestruct, Fork::Cancun)] {
+            if self.config.fork >= from && rng.random_bool(0.5) {
+                let at = rng.random_range(0..count);
+                if kinds[at] != Kind::Compute && kinds[at] != Kind::Blob {
+                    kinds[at] = kind;
+                }
+            }
+        }
 
         // Gas limits of a block add up to at most 98% of the block gas limit (the builder
         // rejects a transaction whose limit exceeds the gas left).
@@ -288,6 +302,8 @@ impl Workload {
                 Kind::Eip7702 => self.plan_7702(&mut rng, base_fee),
                 Kind::Compute => self.plan_compute(&mut rng, base_fee),
                 Kind::Blob => self.plan_blob(&mut rng, base_fee, blob_base_fee, &mut blobs_left),
+                Kind::Request => self.plan_request(&mut rng, base_fee),
+                Kind::SelfDestruct => self.plan_selfdestruct(&mut rng, base_fee),
             };
             if used + planned.gas_limit() > budget {
                 planned = self.plan_plain_transfer(&mut rng, base_fee);
@@ -596,6 +612,69 @@ impl Workload {
     }
 
     /// A long keccak chain (~1-3M gas).
+    /// An EIP-7002 withdrawal request (48-byte validator key, 8-byte amount) or an EIP-7251
+    /// consolidation request (two 48-byte keys) to its predeploy. The fee starts at 1 wei
+    /// and the workload stays under the per-block target, so 1000 wei always covers it.
+    fn plan_request(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
+        use alloy_eips::{eip7002, eip7251};
+        let sender = self.pick_sender(rng);
+        let key = |rng: &mut ChaCha8Rng| (0..48).map(|_| rng.random::<u8>()).collect::<Vec<u8>>();
+        // The request is queued in fresh slots: three for a withdrawal (source, key,
+        // amount), five for a consolidation (source and two keys).
+        let (kind, to, input, queue_slots) = if rng.random_bool(0.5) {
+            let mut data = key(rng);
+            data.extend_from_slice(&rng.random_range(0..32_000_000_000u64).to_be_bytes());
+            ("withdrawal-request", eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, data, 3)
+        } else {
+            let mut data = key(rng);
+            data.extend(key(rng));
+            ("consolidation-request", eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, data, 5)
+        };
+        let c = self.costs;
+        // The fee read, the request count and the queue tail updated, the queue slots (one
+        // spare), and the contract's own work.
+        let exec =
+            c.cold_account + c.cold_slot + 2 * c.slot_new + (queue_slots + 1) * c.slot_new + 20_000;
+        let gas = c.limit(input.len(), 0, exec);
+        let fee = Self::fee(rng, base_fee);
+        let tx = self.build(
+            Ty::DynamicFee,
+            TxKind::Call(to),
+            U256::from(1_000),
+            Bytes::from(input),
+            gas,
+            AccessList::default(),
+            fee,
+        );
+        self.plan(kind, sender, tx)
+    }
+
+    /// A self-destruct: a creation whose init code self-destructs (the account is created
+    /// and deleted in one transaction, EIP-6780), or a call to the genesis contract that
+    /// self-destructs to its caller (only its balance moves).
+    fn plan_selfdestruct(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
+        let sender = self.pick_sender(rng);
+        let c = self.costs;
+        let code = Bytes::from_static(&super::contracts::SELFDESTRUCT_TO_CALLER);
+        let (kind, to, value, gas) = if rng.random_bool(0.5) {
+            let intrinsic = c.create_tx_intrinsic(code.len());
+            let exec = 5_000 + c.cold_account + c.new_account;
+            (
+                "create-selfdestruct",
+                TxKind::Create,
+                U256::from(1),
+                c.limit(code.len(), intrinsic, exec),
+            )
+        } else {
+            let exec = 5_000 + 2 * c.cold_account + c.new_account;
+            ("selfdestruct", TxKind::Call(self.addrs.destructor), U256::ZERO, c.limit(0, 0, exec))
+        };
+        let input = if matches!(to, TxKind::Create) { code } else { Bytes::new() };
+        let fee = Self::fee(rng, base_fee);
+        let tx = self.build(Ty::DynamicFee, to, value, input, gas, AccessList::default(), fee);
+        self.plan(kind, sender, tx)
+    }
+
     fn plan_compute(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
         let sender = self.pick_sender(rng);
         let rounds = rng.random_range(BURN_ROUNDS);

@@ -155,6 +155,13 @@ impl Workload {
             storage,
         };
 
+        alloc.insert(
+            self.addrs.destructor,
+            GenesisAccount {
+                balance: U256::from(ETHER),
+                ..contract(&Bytes::from_static(&SELFDESTRUCT_TO_CALLER), BTreeMap::new())
+            },
+        );
         for (t, token) in self.addrs.tokens.iter().enumerate() {
             let mut storage = BTreeMap::new();
             let mut supply = U256::ZERO;
