@@ -63,6 +63,20 @@ pub(crate) fn stress_config(fork: Fork) -> ChainConfig {
     config
 }
 
+/// A fresh in-memory store holding `genesis` (whose allocation is `alloc`), and the
+/// genesis block.
+pub(crate) fn genesis_in_memory(
+    genesis: &alloy_genesis::Genesis,
+    alloc: &BTreeMap<Address, GenesisAccount>,
+) -> anyhow::Result<(Store, Block)> {
+    let header = genesis_header(genesis, alloc_state_root(alloc)?);
+    let store = Store::in_memory();
+    init_genesis(&store, header.clone(), alloc)?;
+    let body =
+        BlockBody { transactions: vec![], ommers: vec![], withdrawals: Some(Default::default()) };
+    Ok((store, Block { header, body }))
+}
+
 /// Builds the stress chain with the client's block builder, importing each block, and
 /// writes `stress.rlp`, `stress.bal.rlp` (Amsterdam only; a stale one is removed
 /// otherwise), `stress.genesis.json` and `stress.blockchain_test.json` under
@@ -121,17 +135,7 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         parent_hash: None,
         slot_number: None,
     };
-    let header = genesis_header(&genesis, alloc_state_root(&alloc)?);
-    let store = Store::in_memory();
-    init_genesis(&store, header.clone(), &alloc)?;
-    let genesis_block = Block {
-        header,
-        body: BlockBody {
-            transactions: vec![],
-            ommers: vec![],
-            withdrawals: Some(Default::default()),
-        },
-    };
+    let (store, genesis_block) = genesis_in_memory(&genesis, &alloc)?;
     // Built blocks are imported through the sequential path: it checks the builder's
     // output with nothing taken from the BAL.
     let chain = Blockchain::new(store.clone(), config.clone())

@@ -11,10 +11,9 @@ use crate::ef_fixture::blockchain_test_json;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_primitives::{Address, Bloom, Bytes, B256, U256};
 use anyhow::Context;
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
+use ethrex_blockchain::genesis::geth_alloc;
 use ethrex_blockchain::{BlockError, Blockchain, ImportOptions};
 use ethrex_common::{compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork};
-use ethrex_storage::Store;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
@@ -122,10 +121,11 @@ impl Mutation {
             M::ExcessBlobGas => "BlockException.INCORRECT_EXCESS_BLOB_GAS",
             M::BalHash => "BlockException.INVALID_BAL_HASH",
             M::RequestsHash => "BlockException.INVALID_REQUESTS",
-            M::DropTransaction | M::BalBalance | M::BalDropAccount | M::BalExtraAccount => {
-                "BlockException.INVALID_BLOCK_ACCESS_LIST"
-            }
-            M::BalExtraRead => "BlockException.INVALID_BLOCK_ACCESS_LIST",
+            M::DropTransaction
+            | M::BalBalance
+            | M::BalDropAccount
+            | M::BalExtraAccount
+            | M::BalExtraRead => "BlockException.INVALID_BLOCK_ACCESS_LIST",
             M::DuplicateTransaction => "TransactionException.NONCE_MISMATCH_TOO_LOW",
         }
     }
@@ -256,17 +256,7 @@ pub fn mutations(
     anyhow::ensure!(!fixture.blocks.is_empty(), "the chain has no blocks to mutate");
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6d75_7461_7465);
     let alloc = geth_alloc(&fixture.genesis);
-    let header = genesis_header(&fixture.genesis, alloc_state_root(&alloc)?);
-    let store = Store::in_memory();
-    init_genesis(&store, header.clone(), &alloc)?;
-    let genesis = Block {
-        header,
-        body: BlockBody {
-            transactions: vec![],
-            ommers: vec![],
-            withdrawals: Some(Default::default()),
-        },
-    };
+    let (store, genesis) = crate::generate::genesis_in_memory(&fixture.genesis, &alloc)?;
     // Both paths see the mutations: the parallel one wherever a BAL is present.
     let options = ImportOptions { parallel_threshold: 0, ..ImportOptions::default() };
     let chain = Blockchain::new(store, fixture.config.clone()).with_options(options);

@@ -44,16 +44,7 @@ impl GasCounter {
         index: usize,
         tx_gas_limit: u64,
     ) -> Result<(), ExecutionError> {
-        let dimensions = if fork >= Fork::Amsterdam {
-            [
-                (BlockGasDimension::Regular, tx_gas_limit.min(TX_GAS_LIMIT_CAP), self.regular),
-                (BlockGasDimension::State, tx_gas_limit, self.state),
-            ]
-            .to_vec()
-        } else {
-            vec![(BlockGasDimension::Total, tx_gas_limit, self.cumulative_tx_gas)]
-        };
-        for (dimension, reserved, used) in dimensions {
+        let fits = |dimension, reserved: u64, used: u64| {
             let available = gas_limit.saturating_sub(used);
             if reserved > available {
                 return Err(ExecutionError::BlockGasOverflow {
@@ -63,8 +54,14 @@ impl GasCounter {
                     available,
                 });
             }
+            Ok(())
+        };
+        if fork >= Fork::Amsterdam {
+            fits(BlockGasDimension::Regular, tx_gas_limit.min(TX_GAS_LIMIT_CAP), self.regular)?;
+            fits(BlockGasDimension::State, tx_gas_limit, self.state)
+        } else {
+            fits(BlockGasDimension::Total, tx_gas_limit, self.cumulative_tx_gas)
         }
-        Ok(())
     }
 
     /// Counts one executed transaction.

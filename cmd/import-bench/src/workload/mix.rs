@@ -656,20 +656,16 @@ impl Workload {
         let sender = self.pick_sender(rng);
         let c = self.costs;
         let code = Bytes::from_static(&super::contracts::SELFDESTRUCT_TO_CALLER);
-        let (kind, to, value, gas) = if rng.random_bool(0.5) {
+        let (kind, to, value, input, gas) = if rng.random_bool(0.5) {
             let intrinsic = c.create_tx_intrinsic(code.len());
             let exec = 5_000 + c.cold_account + c.new_account;
-            (
-                "create-selfdestruct",
-                TxKind::Create,
-                U256::from(1),
-                c.limit(code.len(), intrinsic, exec),
-            )
+            let gas = c.limit(code.len(), intrinsic, exec);
+            ("create-selfdestruct", TxKind::Create, U256::from(1), code, gas)
         } else {
             let exec = 5_000 + 2 * c.cold_account + c.new_account;
-            ("selfdestruct", TxKind::Call(self.addrs.destructor), U256::ZERO, c.limit(0, 0, exec))
+            let to = TxKind::Call(self.addrs.destructor);
+            ("selfdestruct", to, U256::ZERO, Bytes::new(), c.limit(0, 0, exec))
         };
-        let input = if matches!(to, TxKind::Create) { code } else { Bytes::new() };
         let fee = Self::fee(rng, base_fee);
         let tx = self.build(Ty::DynamicFee, to, value, input, gas, AccessList::default(), fee);
         self.plan(kind, sender, tx)
