@@ -2,6 +2,7 @@
 
 mod bench_cmd;
 mod ef_test;
+mod fixture_cmd;
 mod node_cmd;
 
 use clap::{Parser, Subcommand};
@@ -72,7 +73,7 @@ enum Command {
     EfTest(ef_test::EfTestArgs),
     /// Generate test fixtures.
     #[command(subcommand)]
-    Fixture(bench_cmd::FixtureCommand),
+    Fixture(fixture_cmd::FixtureCommand),
     /// Import a chain file mode by mode and report per-block stage times.
     ImportBench(bench_cmd::BenchArgs),
 }
@@ -110,7 +111,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Export(args) => node_cmd::run_export(args),
         Command::VerifyDb(args) => node_cmd::run_verify_db(args),
         Command::EfTest(args) => ef_test::run(args),
-        Command::Fixture(cmd) => bench_cmd::run_fixture(cmd),
+        Command::Fixture(cmd) => fixture_cmd::run_fixture(cmd),
         Command::ImportBench(args) => bench_cmd::run_bench(args),
     }
 }
