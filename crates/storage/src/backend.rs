@@ -73,4 +73,25 @@ pub trait KvBackend: Send + Sync + 'static {
     }
     /// The backend's name (`memory`, `mdbx`, `rocksdb`).
     fn kind(&self) -> &'static str;
+    /// Writes a copy of the database as it is now into `dest` (which must not exist), a
+    /// database `open` can open on its own. Every batch `write` returned from is in it.
+    /// Backends without files cannot.
+    fn checkpoint(&self, dest: &std::path::Path) -> Result<(), StoreError> {
+        Err(StoreError::Invalid(format!(
+            "the {} backend cannot copy itself to {}",
+            self.kind(),
+            dest.display()
+        )))
+    }
+    /// Empties the backend's own read caches (RocksDB's block cache), so the next reads
+    /// go to the files. The OS page cache is not the backend's: see `os_cache`.
+    fn drop_caches(&self) {}
+    /// The directory holding the database's files, if it has any.
+    fn directory(&self) -> Option<&std::path::Path> {
+        None
+    }
+    /// How many reads reached the backend, for backends that count them (`SlowReads`).
+    fn reads(&self) -> Option<u64> {
+        None
+    }
 }

@@ -16,6 +16,7 @@ pub struct MdbxBackend {
     page_size: u64,
     steady: parking_lot::Mutex<SteadyPoint>,
     policy: SteadyPolicy,
+    path: std::path::PathBuf,
 }
 
 /// When to turn a commit into a steady (synced) point.
@@ -90,7 +91,13 @@ impl MdbxBackend {
         }
         let page_size = db.stat().map_err(err)?.page_size() as u64;
         let steady = SteadyPoint { at: Instant::now(), pages: used_pages(&db)? };
-        Ok(Self { db, page_size, steady: parking_lot::Mutex::new(steady), policy })
+        Ok(Self {
+            db,
+            page_size,
+            steady: parking_lot::Mutex::new(steady),
+            policy,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Bytes the file's used pages span (up to the highest page in use).
@@ -165,5 +172,28 @@ impl KvBackend for MdbxBackend {
 
     fn kind(&self) -> &'static str {
         "mdbx"
+    }
+
+    fn checkpoint(&self, dest: &Path) -> Result<(), StoreError> {
+        // A steady point, then a copy of the data file: the copy is that steady point as
+        // long as nothing commits meanwhile, which `Store::checkpoint` ensures (it waits
+        // for every accepted batch and is called between blocks). The lock file is per
+        // process and not copied.
+        self.sync()?;
+        std::fs::create_dir_all(dest).map_err(|e| StoreError::Io(dest.display().to_string(), e))?;
+        let io = |p: &Path, e| StoreError::Io(p.display().to_string(), e);
+        for entry in std::fs::read_dir(&self.path).map_err(|e| io(&self.path, e))? {
+            let entry = entry.map_err(|e| io(&self.path, e))?;
+            if entry.file_name() == "mdbx.lck" || !entry.path().is_file() {
+                continue;
+            }
+            let to = dest.join(entry.file_name());
+            std::fs::copy(entry.path(), &to).map_err(|e| io(&to, e))?;
+        }
+        Ok(())
+    }
+
+    fn directory(&self) -> Option<&Path> {
+        Some(&self.path)
     }
 }

@@ -112,6 +112,15 @@ impl Overlay {
     }
 
     /// Drops the oldest batch once the backend holds it; returns it.
+    /// Replaces the `n` newest batches by `merged`, which holds their writes in order:
+    /// readers see the same values before and after.
+    pub(crate) fn merge_back(&self, n: usize, merged: Arc<PendingBatch>) {
+        let mut batches = self.batches.write();
+        let keep = batches.len().saturating_sub(n);
+        batches.truncate(keep);
+        batches.push_back(merged);
+    }
+
     fn pop_front(&self) -> Option<Arc<PendingBatch>> {
         self.batches.write().pop_front()
     }

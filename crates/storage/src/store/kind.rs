@@ -31,16 +31,32 @@ impl std::str::FromStr for DbKind {
 impl Store {
     /// Opens (creating if needed) a store. `path` is required for on-disk backends.
     pub fn open(kind: DbKind, path: Option<&Path>) -> Result<Self, StoreError> {
-        let need_path =
-            || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
-        Ok(match kind {
-            DbKind::Memory => Self::in_memory(),
-            DbKind::Mdbx => Self::new(Arc::new(crate::mdbx::MdbxBackend::open(need_path()?)?)),
-            DbKind::Rocksdb => {
-                Self::new(Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?))
-            }
-        })
+        Ok(Self::new(open_backend(kind, path)?))
     }
+
+    /// As `open`, with every read that reaches the backend delayed by `read_latency` and
+    /// counted (`backend_reads`): see `latency`.
+    pub fn open_with_read_latency(
+        kind: DbKind,
+        path: Option<&Path>,
+        read_latency: std::time::Duration,
+    ) -> Result<Self, StoreError> {
+        let backend = open_backend(kind, path)?;
+        Ok(Self::new(Arc::new(crate::latency::SlowReads::new(backend, read_latency))))
+    }
+}
+
+fn open_backend(
+    kind: DbKind,
+    path: Option<&Path>,
+) -> Result<Arc<dyn crate::KvBackend>, StoreError> {
+    let need_path =
+        || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
+    Ok(match kind {
+        DbKind::Memory => Arc::new(crate::memory::MemoryBackend::new()),
+        DbKind::Mdbx => Arc::new(crate::mdbx::MdbxBackend::open(need_path()?)?),
+        DbKind::Rocksdb => Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?),
+    })
 }
 
 #[cfg(test)]

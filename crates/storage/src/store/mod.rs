@@ -42,6 +42,9 @@ pub struct Store {
     persister: Arc<Persister>,
     /// Keeps batches entering the overlay and the persister's queue in the same order.
     write_order: Arc<parking_lot::Mutex<()>>,
+    /// While a group is open (`begin_group`), accepted batches are visible to reads but
+    /// held back from the persister; `end_group` writes them as one.
+    group: Arc<parking_lot::Mutex<Option<Vec<Arc<PendingBatch>>>>>,
 }
 
 impl Store {
@@ -80,6 +83,7 @@ impl Store {
             overlay,
             persister: Arc::new(persister),
             write_order: Arc::new(parking_lot::Mutex::new(())),
+            group: Arc::new(parking_lot::Mutex::new(None)),
         }
     }
 
@@ -116,7 +120,76 @@ impl Store {
         // Only the caches go along: a queued job must not keep the database open.
         let flat = self.flat.clone();
         rayon::spawn(move || flat.apply_unapplied());
+        if let Some(held) = self.group.lock().as_mut() {
+            held.push(pending);
+            return Ok(());
+        }
         self.persister.submit(pending)
+    }
+
+    /// Opens a write group: the batches accepted from now on are visible to reads at
+    /// once, as always, but reach the database together, in one atomic write, at
+    /// `end_group` (a mega block's single commit). A crash before then loses the whole
+    /// group, never part of it.
+    pub fn begin_group(&self) {
+        let _order = self.write_order.lock();
+        self.group.lock().get_or_insert_with(Vec::new);
+    }
+
+    /// Closes the write group: its batches, merged in order, go to the persister as one.
+    pub fn end_group(&self) -> Result<(), StoreError> {
+        let _order = self.write_order.lock();
+        let Some(held) = self.group.lock().take() else { return Ok(()) };
+        if held.is_empty() {
+            return Ok(());
+        }
+        // The caches must not still read a held batch as `unapplied` once it is merged.
+        self.flat.apply_unapplied();
+        let mut ops = WriteBatch::with_capacity(held.iter().map(|b| b.batch.len()).sum());
+        for batch in &held {
+            ops.ops.extend(batch.batch.ops.iter().cloned());
+        }
+        let merged = Arc::new(PendingBatch::new(ops));
+        {
+            let _exclusive = self.flat.fill_lock.write();
+            self.overlay.merge_back(held.len(), merged.clone());
+        }
+        self.persister.submit(merged)
+    }
+
+    /// Empties the store's caches (trie nodes, accounts, slots, code) and the backend's,
+    /// after waiting for every accepted batch to reach the backend: the next reads of the
+    /// state go to the database. The OS page cache is dropped separately (`os_cache`).
+    pub fn clear_caches(&self) -> Result<(), StoreError> {
+        self.flush()?;
+        let _order = self.write_order.lock();
+        self.flat.apply_unapplied();
+        let _exclusive = self.flat.fill_lock.write();
+        self.nodes.clear();
+        self.flat.accounts.clear();
+        self.flat.storage.clear();
+        self.flat.code.clear();
+        self.backend.drop_caches();
+        Ok(())
+    }
+
+    /// Copies the database, every accepted batch included, into `dest` (a new
+    /// directory), which `Store::open` can then open as a store of its own.
+    pub fn checkpoint(&self, dest: &std::path::Path) -> Result<(), StoreError> {
+        self.flush()?;
+        let _order = self.write_order.lock();
+        self.backend.checkpoint(dest)
+    }
+
+    /// The directory holding the database files (none for the memory backend).
+    pub fn directory(&self) -> Option<std::path::PathBuf> {
+        self.backend.directory().map(std::path::Path::to_path_buf)
+    }
+
+    /// Reads that reached the backend so far, when it counts them (a store opened with
+    /// `open_with_read_latency`).
+    pub fn backend_reads(&self) -> Option<u64> {
+        self.backend.reads()
     }
 
     /// Waits until every accepted batch is on disk; reports a failed write.

@@ -1,0 +1,117 @@
+//! Emulated disk latency: a backend whose every read waits a fixed time before it is
+//! served, so that a benchmark on a machine with few cores shows how much I/O parallelism
+//! an import keeps in flight, as it would on a drive with that latency.
+//!
+//! The wait is a sleep, not a spin: a waiting read leaves its core to other work, as a
+//! read blocked on a real drive does. Reads served by the store's caches or the overlay of
+//! unwritten batches never get here and pay nothing.
+
+use crate::backend::{Entries, KvBackend, Table, WriteBatch};
+use crate::StoreError;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// `inner` with `latency` added to every point read and prefix scan, and a count of them.
+pub struct SlowReads {
+    inner: Arc<dyn KvBackend>,
+    latency: Duration,
+    reads: AtomicU64,
+}
+
+impl SlowReads {
+    /// Wraps `inner`; a zero `latency` only counts reads.
+    pub fn new(inner: Arc<dyn KvBackend>, latency: Duration) -> Self {
+        Self { inner, latency, reads: AtomicU64::new(0) }
+    }
+
+    fn wait(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        if !self.latency.is_zero() {
+            std::thread::sleep(self.latency);
+        }
+    }
+
+    /// Reads that reached the backend so far.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+}
+
+impl KvBackend for SlowReads {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.wait();
+        self.inner.get(table, key)
+    }
+
+    fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
+        self.wait();
+        self.inner.scan_prefix(table, prefix)
+    }
+
+    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+        self.inner.write(batch)
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.inner.sync()
+    }
+
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    fn checkpoint(&self, dest: &Path) -> Result<(), StoreError> {
+        self.inner.checkpoint(dest)
+    }
+
+    fn drop_caches(&self) {
+        self.inner.drop_caches()
+    }
+
+    fn directory(&self) -> Option<&Path> {
+        self.inner.directory()
+    }
+
+    fn reads(&self) -> Option<u64> {
+        Some(self.reads())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MemoryBackend;
+    use std::time::Instant;
+
+    #[test]
+    fn every_read_waits_and_is_counted_writes_do_not_wait() {
+        let slow = SlowReads::new(Arc::new(MemoryBackend::new()), Duration::from_millis(20));
+        let mut batch = WriteBatch::new();
+        batch.put(Table::Code, vec![1], vec![2]);
+        let t = Instant::now();
+        slow.write(&batch).unwrap();
+        assert!(t.elapsed() < Duration::from_millis(20), "a write waited");
+        let t = Instant::now();
+        assert_eq!(slow.get(Table::Code, &[1]).unwrap(), Some(vec![2]));
+        assert_eq!(slow.get(Table::Code, &[9]).unwrap(), None);
+        assert!(t.elapsed() >= Duration::from_millis(40), "two reads took {:?}", t.elapsed());
+        assert_eq!(slow.reads(), 2);
+    }
+
+    #[test]
+    fn waits_overlap_across_threads() {
+        // A sleep leaves the core: 8 concurrent reads of 50 ms take about 50 ms, not 400,
+        // however few cores the machine has.
+        let slow = SlowReads::new(Arc::new(MemoryBackend::new()), Duration::from_millis(50));
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| slow.get(Table::Code, &[1]).unwrap());
+            }
+        });
+        assert!(t.elapsed() < Duration::from_millis(300), "took {:?}", t.elapsed());
+        assert_eq!(slow.reads(), 8);
+    }
+}
