@@ -4,7 +4,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
-use ethrex_blockchain::{Blockchain, ImportOptions, BAL_PARALLEL_TX_THRESHOLD};
+use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch, BAL_PARALLEL_TX_THRESHOLD};
 use ethrex_common::ChainConfig;
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::Node;
@@ -59,8 +59,9 @@ impl ParallelTuning {
         ImportOptions {
             parallel,
             parallel_threshold: self.parallel_threshold,
-            warmer: self.bal_warmer,
+            prefetch: if self.bal_warmer { Prefetch::Beside } else { Prefetch::Off },
             parallel_trie: !self.no_bal_parallel_trie,
+            ..ImportOptions::default()
         }
     }
 }

@@ -86,6 +86,7 @@ impl BlockRow {
             },
             path: match o.path {
                 ExecutionPath::Parallel => "parallel",
+                ExecutionPath::ParallelBatch => "parallel (mega block)",
                 _ => "sequential",
             },
             root_from_bal: o.root_from_bal,

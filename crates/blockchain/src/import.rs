@@ -17,9 +17,12 @@ use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Rec
 use ethrex_storage::{BlockCommit, PreparedCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
 use ethrex_vm::{
-    execute_block_sequential, run_transactions_parallel, AccountChange, BlockExecutionOutput,
-    CachingDb, ParallelRun, StoreDb,
+    execute_block_sequential, run_transactions_parallel, AccountChange, BatchLayers,
+    BlockExecutionOutput, CachingDb, ExecutedTransactions, ParallelRun, Schedule, StoreDb,
 };
+use rayon::prelude::*;
+use revm::database_interface::DatabaseRef;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Wall time of each stage of one block's import.
@@ -27,7 +30,7 @@ use std::time::{Duration, Instant};
 pub struct BlockTimings {
     /// Sender recovery (inside `exec` on the parallel path, which recovers per worker).
     pub recover: Duration,
-    /// Prefetching the BAL's state (0 unless the warmer is on).
+    /// Prefetching the BAL's state before execution (`Prefetch::First`; 0 otherwise).
     pub warmer: Duration,
     /// Execution, including the parallel path's ordered commit.
     pub exec: Duration,
@@ -39,6 +42,9 @@ pub struct BlockTimings {
     pub store: Duration,
     /// The whole import, from the parent lookup to the commit.
     pub total: Duration,
+    /// The longest single transaction's execution, reads included (within `exec`): the
+    /// lower bound parallel execution cannot go under.
+    pub longest_tx: Duration,
 }
 
 /// How a block was executed, and why.
@@ -46,6 +52,9 @@ pub struct BlockTimings {
 pub enum ExecutionPath {
     /// Transactions ran in parallel on the header BAL.
     Parallel,
+    /// Transactions ran in parallel on the header BAL, together with the other blocks of
+    /// a mega block (`Blockchain::import_batch`).
+    ParallelBatch,
     /// No BAL: the block is from before Amsterdam.
     SequentialNoBal,
     /// Fewer transactions than the parallel threshold.
@@ -62,6 +71,7 @@ impl ExecutionPath {
     pub fn describe(self) -> &'static str {
         match self {
             ExecutionPath::Parallel => "parallel",
+            ExecutionPath::ParallelBatch => "parallel (mega block)",
             ExecutionPath::SequentialNoBal => "sequential (no BAL before Amsterdam)",
             ExecutionPath::SequentialSmallBlock => "sequential (below parallel threshold)",
             ExecutionPath::SequentialDisabled => "sequential (parallel execution disabled)",
@@ -83,12 +93,30 @@ pub struct ImportOptions {
     pub parallel: bool,
     /// Blocks with fewer transactions run sequentially (0: always parallel).
     pub parallel_threshold: usize,
-    /// Prefetch the state the BAL names into the block's cache, alongside execution.
+    /// Whether and when to read the state the BAL names into the block's cache.
     /// Off by default: the store keeps the flat state in memory, where the prefetch
-    /// competes with execution for the cores (measurements in `docs/benchmarks.md`).
-    pub warmer: bool,
+    /// competes with execution for the cores (measurements in `docs/benchmarks.md`); on
+    /// cold state it keeps reads in flight on the I/O pool (`Blockchain::with_io_pool`).
+    pub prefetch: Prefetch,
     /// Compute the state root from the BAL while transactions execute.
     pub parallel_trie: bool,
+    /// In which order the parallel path's workers take the transactions.
+    pub schedule: Schedule,
+}
+
+/// When the parallel path reads the state the BAL names (the I/O designs of BAL-driven
+/// execution).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Prefetch {
+    /// Never: every transaction reads what it needs when it needs it.
+    #[default]
+    Off,
+    /// Beside execution ("parallel I/O"): transactions start at once and read on demand,
+    /// while the I/O pool reads everything the BAL names ahead of them.
+    Beside,
+    /// Before execution ("batched I/O"): the I/O pool reads everything the BAL names,
+    /// then the transactions run on a warm cache.
+    First,
 }
 
 impl Default for ImportOptions {
@@ -96,8 +124,9 @@ impl Default for ImportOptions {
         Self {
             parallel: true,
             parallel_threshold: BAL_PARALLEL_TX_THRESHOLD,
-            warmer: false,
+            prefetch: Prefetch::Off,
             parallel_trie: true,
+            schedule: Schedule::LongestFirst,
         }
     }
 }
@@ -133,6 +162,21 @@ pub struct Blockchain {
     /// With parallel execution off, blocks are imported on this one-thread pool, so the
     /// whole import (sender recovery, execution, merkleization) uses one core.
     single_core: std::sync::OnceLock<rayon::ThreadPool>,
+    /// Where the BAL prefetch runs; `None`: the current pool.
+    io_pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+/// A batch import stopped at a block: the blocks before it are imported.
+#[derive(Debug, thiserror::Error)]
+#[error("block {number}: {source}")]
+pub struct BatchError {
+    /// The block that failed.
+    pub number: u64,
+    /// Why.
+    #[source]
+    pub source: BlockError,
+    /// The blocks imported before it, in order.
+    pub imported: Vec<ImportOutcome>,
 }
 
 /// A state root computed from the BAL alone, alongside execution. It is used only when
@@ -174,6 +218,21 @@ impl Blockchain {
             config,
             options: ImportOptions::default(),
             single_core: std::sync::OnceLock::new(),
+            io_pool: None,
+        }
+    }
+
+    /// The same chain prefetching on `pool`: a pool sized for I/O rather than for the
+    /// cores, so a few cores keep many reads in flight (see `Prefetch`).
+    pub fn with_io_pool(mut self, pool: Arc<rayon::ThreadPool>) -> Self {
+        self.io_pool = Some(pool);
+        self
+    }
+
+    fn on_io_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.io_pool {
+            Some(pool) => pool.install(f),
+            None => f(),
         }
     }
 
@@ -213,14 +272,21 @@ impl Blockchain {
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
     ) -> Result<Option<Executed>, BlockError> {
+        if self.options.prefetch == Prefetch::First {
+            let t = Instant::now();
+            self.on_io_pool(|| warm_from_bal(cache, bal))
+                .map_err(|e| BlockError::Storage(crate::error::StorageFault::new(e)))?;
+            timings.warmer = t.elapsed();
+        }
         // Warming and the BAL-derived state root need only the BAL, so they run beside
         // the transactions instead of before them.
         let t = Instant::now();
+        let schedule = self.options.schedule;
         let (run, merkleized) = rayon::join(
-            || run_transactions_parallel(cache, block, &self.config, bal),
+            || run_transactions_parallel(cache, block, &self.config, bal, schedule),
             || -> Option<Result<BalMerkleization, BlockError>> {
-                if self.options.warmer {
-                    if let Err(e) = warm_from_bal(cache, bal) {
+                if self.options.prefetch == Prefetch::Beside {
+                    if let Err(e) = self.on_io_pool(|| warm_from_bal(cache, bal)) {
                         return Some(Err(BlockError::Storage(crate::error::StorageFault::new(e))));
                     }
                 }
@@ -283,7 +349,8 @@ impl Blockchain {
     /// Recovers the senders and executes on the parent's state by the chosen path. On the
     /// parallel path senders are recovered inside the execution workers, and the state
     /// root is also computed from the BAL at the same time (unless disabled).
-    fn execute(
+    #[allow(clippy::too_many_arguments)]
+    fn execute<V: DatabaseRef + Sync>(
         &self,
         cache: &CachingDb<StoreDb>,
         hash: B256,
@@ -291,7 +358,11 @@ impl Blockchain {
         bal: Option<&BlockAccessList>,
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
+        prerun: Option<ExecutedTransactions<'_, V>>,
     ) -> Result<Executed, BlockError> {
+        if let Some(executed) = prerun {
+            return self.finish_prerun(block, executed, timings);
+        }
         let mut path = self.choose_path(block, bal);
         if let (ExecutionPath::Parallel, Some(header_bal)) = (path, bal) {
             match self.execute_parallel(cache, hash, block, header_bal, parent, timings)? {
@@ -309,6 +380,189 @@ impl Blockchain {
         timings.exec += t.elapsed();
         record_cache_stats(cache);
         Ok(Executed { senders, output, path, receipts: None, from_bal: None })
+    }
+
+    /// The rest of the parallel path for transactions a batch already ran: their changes
+    /// committed in block order beside the receipts' hashing. The state root is then
+    /// computed from execution's changes.
+    fn finish_prerun<V: DatabaseRef + Sync>(
+        &self,
+        block: &Block,
+        mut executed: ExecutedTransactions<'_, V>,
+        timings: &mut BlockTimings,
+    ) -> Result<Executed, BlockError> {
+        let t = Instant::now();
+        let receipts = std::mem::take(&mut executed.receipts);
+        let senders = std::mem::take(&mut executed.senders);
+        let (output, commitment) = rayon::join(
+            || executed.commit_without_receipts(block, &self.config, &receipts),
+            || ReceiptsCommitment::of(&receipts),
+        );
+        let mut output = output?;
+        output.receipts = receipts;
+        timings.exec += t.elapsed();
+        Ok(Executed {
+            senders,
+            output,
+            path: ExecutionPath::ParallelBatch,
+            receipts: Some(commitment),
+            from_bal: None,
+        })
+    }
+
+    /// Imports `blocks` (consecutive, the first on the head) as one mega block: the
+    /// transactions of every block run as one parallel unit, each block on the state its
+    /// predecessors' BALs say it starts from (`ethrex_vm::BatchLayers`); then each block
+    /// is validated, merkleized and committed in order exactly as `import_block` does
+    /// (gas, receipts, BAL, requests, its own state root), and the batch reaches the
+    /// database as one write.
+    ///
+    /// What a batch gives up: nothing in validation. A block that cannot join the unit
+    /// (no BAL, a BAL not in canonical form, a code change that is not bytecode) or whose
+    /// execution disagrees with its BAL ends the unit: it and the blocks after it are
+    /// imported one by one, so every verdict is `import_block`'s. The price is that the
+    /// later blocks' work was wasted, and the blocks of a batch become durable together.
+    pub fn import_batch(&self, blocks: &[BlockWithBal]) -> Result<Vec<ImportOutcome>, BatchError> {
+        self.store.begin_group();
+        let imported = if self.options.parallel {
+            self.import_batch_on_current_pool(blocks)
+        } else {
+            self.one_by_one(blocks, Vec::new())
+        };
+        let ended = self.store.end_group();
+        match (imported, ended) {
+            (Ok(outcomes), Ok(())) => Ok(outcomes),
+            (Err(e), _) => Err(e),
+            (Ok(outcomes), Err(e)) => Err(BatchError {
+                number: outcomes.last().map(|o| o.number).unwrap_or_default(),
+                source: BlockError::Storage(crate::error::StorageFault::new(e)),
+                imported: outcomes,
+            }),
+        }
+    }
+
+    fn one_by_one(
+        &self,
+        blocks: &[BlockWithBal],
+        mut outcomes: Vec<ImportOutcome>,
+    ) -> Result<Vec<ImportOutcome>, BatchError> {
+        for block in blocks {
+            let number = block.number();
+            match self.import_block(block.clone()) {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(source) => return Err(BatchError { number, source, imported: outcomes }),
+            }
+        }
+        Ok(outcomes)
+    }
+
+    fn import_batch_on_current_pool(
+        &self,
+        blocks: &[BlockWithBal],
+    ) -> Result<Vec<ImportOutcome>, BatchError> {
+        let start = Instant::now();
+        let head = match self.store.head_header() {
+            Ok(Some(head)) => head,
+            _ => return self.one_by_one(blocks, Vec::new()),
+        };
+        // The unit: the leading blocks that extend each other from the head, each with a
+        // BAL the parallel path can use.
+        let mut parent_hash = head.hash_slow();
+        let mut members = Vec::new();
+        for block in blocks {
+            let header = &block.block.header;
+            let usable = header.parent_hash == parent_hash
+                && self.config.fork_at(header.timestamp) >= Fork::Amsterdam
+                && block.bal.as_ref().is_some_and(|bal| {
+                    validate_bal_form(header, bal, block.block.body.transactions.len()).is_ok()
+                        && account_order_violation(bal).is_none()
+                });
+            if !usable {
+                break;
+            }
+            parent_hash = header.hash_slow();
+            members.push((header.number, parent_hash, block.bal.as_ref().expect("checked")));
+        }
+        let (layers, taken) = BatchLayers::new(members.iter().map(|(n, h, b)| (*n, *h, *b)));
+        if taken < 2 {
+            return self.one_by_one(blocks, Vec::new());
+        }
+        let base = CachingDb::new(StoreDb::new(self.store.clone(), head.hash_slow(), head.number));
+        let views: Vec<_> = (0..taken).map(|k| layers.view(&base, k)).collect();
+        let mut warmer = Duration::ZERO;
+        if self.options.prefetch == Prefetch::First {
+            let t = Instant::now();
+            // The start state of everything the unit touches; what earlier blocks of the
+            // batch write comes from their BALs, not the database.
+            let warmed = self.on_io_pool(|| {
+                members[..taken].par_iter().try_for_each(|(_, _, bal)| warm_from_bal(&base, bal))
+            });
+            if warmed.is_err() {
+                return self.one_by_one(blocks, Vec::new());
+            }
+            warmer = t.elapsed();
+        }
+        let t = Instant::now();
+        let schedule = self.options.schedule;
+        let run_all = || -> Vec<_> {
+            (0..taken)
+                .into_par_iter()
+                .map(|k| {
+                    run_transactions_parallel(
+                        &views[k],
+                        &blocks[k].block,
+                        &self.config,
+                        members[k].2,
+                        schedule,
+                    )
+                })
+                .collect()
+        };
+        let runs = if self.options.prefetch == Prefetch::Beside {
+            let (runs, _) = rayon::join(run_all, || {
+                self.on_io_pool(|| {
+                    members[..taken]
+                        .par_iter()
+                        .try_for_each(|(_, _, bal)| warm_from_bal(&base, bal))
+                })
+            });
+            runs
+        } else {
+            run_all()
+        };
+        let unit_exec = t.elapsed();
+        let setup = start.elapsed() - unit_exec - warmer;
+
+        let mut outcomes = Vec::with_capacity(blocks.len());
+        for (k, run) in runs.into_iter().enumerate() {
+            let executed = match run {
+                Ok(ParallelRun::Ran(executed)) => executed,
+                // The view or the BAL is wrong, or the block is invalid: from here on,
+                // one by one, so the verdict is `import_block`'s.
+                _ => return self.one_by_one(&blocks[k..], outcomes),
+            };
+            let longest = executed.longest_tx;
+            match self.import_with(blocks[k].clone(), Some(executed)) {
+                Ok(mut outcome) => {
+                    outcome.timings.longest_tx = longest;
+                    if k == 0 {
+                        // The unit's shared work is counted once, on its first block.
+                        outcome.timings.warmer += warmer;
+                        outcome.timings.exec += unit_exec + setup;
+                        outcome.timings.total += warmer + unit_exec + setup;
+                    }
+                    outcomes.push(outcome);
+                }
+                // Judged again on its own, so the error is the one `import_block` gives.
+                Err(_) => return self.one_by_one(&blocks[k..], outcomes),
+            }
+        }
+        // Across the unit the critical path is its longest transaction, not the sum.
+        let longest = outcomes.iter().map(|o| o.timings.longest_tx).max().unwrap_or_default();
+        for (k, outcome) in outcomes.iter_mut().enumerate() {
+            outcome.timings.longest_tx = if k == 0 { longest } else { Duration::ZERO };
+        }
+        self.one_by_one(&blocks[taken..], outcomes)
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.
@@ -332,6 +586,16 @@ impl Blockchain {
     fn import_block_on_current_pool(
         &self,
         block: BlockWithBal,
+    ) -> Result<ImportOutcome, BlockError> {
+        self.import_with(block, None::<ExecutedTransactions<'_, CachingDb<StoreDb>>>)
+    }
+
+    /// `import_block`'s pipeline; with `prerun`, the block's transactions already ran
+    /// (in a batch) and only their ordered commit is left of execution.
+    fn import_with<V: DatabaseRef + Sync>(
+        &self,
+        block: BlockWithBal,
+        prerun: Option<ExecutedTransactions<'_, V>>,
     ) -> Result<ImportOutcome, BlockError> {
         let start = Instant::now();
         let mut timings = BlockTimings::default();
@@ -376,7 +640,7 @@ impl Blockchain {
         let cache =
             CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
         let (checked, executed) = rayon::join(content_checks, || {
-            self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings)
+            self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings, prerun)
         });
         checked?;
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed?;
@@ -397,6 +661,7 @@ impl Blockchain {
                 "BAL-derived changes differ from execution's; recomputing the root"
             );
         }
+        timings.longest_tx = output.longest_tx;
         let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
         let (state_root, prepared) = match from_bal.filter(|_| root_from_bal) {
             Some(m) => (m.root, m.prepared),

@@ -14,6 +14,6 @@ pub mod validation;
 pub use builder::{BuiltBlock, PayloadAttributes};
 pub use error::{BlockError, StorageFault};
 pub use import::{
-    BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome,
+    BatchError, BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, Prefetch,
     BAL_PARALLEL_TX_THRESHOLD,
 };

@@ -964,3 +964,118 @@ fn bad_signature_far_after_an_invalid_transaction_is_the_verdict() {
     );
     pair.import_valid(&block, "40 transfers");
 }
+
+// ------------------------------------------------------------------------------------
+// 5. Mega blocks: consecutive blocks executed as one parallel unit.
+// ------------------------------------------------------------------------------------
+
+fn import_batches(
+    scenario: &Scenario,
+    chain: &GeneratedChain,
+    options: ethrex_blockchain::ImportOptions,
+    batch: usize,
+) -> ChainResult {
+    let store = scenario.memory_store();
+    let importer = scenario.chain(store.clone(), options);
+    let mut records = Vec::new();
+    for blocks in chain.blocks.chunks(batch) {
+        let outcomes = importer.import_batch(blocks).expect("valid blocks");
+        assert_eq!(outcomes.len(), blocks.len());
+        for (outcome, block) in outcomes.iter().zip(blocks) {
+            assert_eq!(outcome.hash, block.hash());
+            // Every block of a batch runs in the unit (a batch of one is a plain import).
+            let path = if blocks.len() > 1 {
+                ExecutionPath::ParallelBatch
+            } else {
+                ExecutionPath::Parallel
+            };
+            assert_eq!(outcome.path, path);
+            records.push(block_record(&store, &block.hash()));
+        }
+    }
+    ChainResult { records, state: snapshot(&store) }
+}
+
+#[test]
+fn mega_blocks_match_block_by_block_import() {
+    use ethrex_blockchain::Prefetch;
+    let scenario = Scenario::new();
+    let chain = generate_chain(41, 12);
+    let reference = import_all(&scenario, &chain, sequential_options());
+    for (threads, batch, prefetch) in [
+        (1, 2, Prefetch::Off),
+        (4, 3, Prefetch::First),
+        (2, 5, Prefetch::Beside),
+        (8, 12, Prefetch::First),
+        (3, 12, Prefetch::Off),
+    ] {
+        let options = ethrex_blockchain::ImportOptions { prefetch, ..parallel_options() };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let result = pool.install(|| import_batches(&scenario, &chain, options, batch));
+        let what = format!("{threads} threads, batch {batch}, {prefetch:?}");
+        for (i, (a, b)) in result.records.iter().zip(&reference.records).enumerate() {
+            assert_eq!(a.header.state_root, b.header.state_root, "{what}: block {}", i + 1);
+            assert_eq!(a.receipts, b.receipts, "{what}: block {}: receipts", i + 1);
+            assert_eq!(a.bal, b.bal, "{what}: block {}: BAL", i + 1);
+        }
+        assert!(result.state == reference.state, "{what}: final state differs");
+    }
+}
+
+#[test]
+fn a_batch_is_one_database_write() {
+    let scenario = Scenario::new();
+    let chain = generate_chain(43, 6);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(DbKind::Rocksdb, Some(dir.path())).unwrap();
+    scenario.init(&store);
+    store.flush().unwrap();
+    store.take_write_times();
+    let importer = scenario.chain(store.clone(), parallel_options());
+    importer.import_batch(&chain.blocks[..4]).unwrap();
+    importer.import_batch(&chain.blocks[4..]).unwrap();
+    store.flush().unwrap();
+    assert_eq!(store.take_write_times().len(), 2, "two batches, two writes");
+    let memory = import_all(&scenario, &chain, sequential_options());
+    assert!(snapshot(&store) == memory.state, "RocksDB batches end in another state");
+}
+
+#[test]
+fn an_invalid_block_in_a_batch_gets_the_block_by_block_verdict_and_leaves_no_trace() {
+    use rand::SeedableRng;
+    let scenario = Scenario::new();
+    let chain = generate_chain(47, 5);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0xba7c);
+    let mut checked = 0;
+    for (name, mutate, _) in mutations() {
+        let bad = 2;
+        let block = &chain.blocks[bad];
+        let mut bal = block.bal.clone().unwrap();
+        if !mutate(&mut bal, block.block.body.transactions.len(), &mut rng) {
+            continue;
+        }
+        let mut blocks = chain.blocks.clone();
+        blocks[bad] = with_bal(block, bal, true);
+        // The verdict block by block, on a store that holds the blocks before it.
+        let single = scenario.chain(scenario.memory_store(), parallel_options());
+        for b in &blocks[..bad] {
+            single.import_block(b.clone()).unwrap();
+        }
+        let expected = single.import_block(blocks[bad].clone()).unwrap_err();
+
+        let store = scenario.memory_store();
+        let importer = scenario.chain(store.clone(), parallel_options());
+        let err = importer.import_batch(&blocks).unwrap_err();
+        assert_eq!(err.number, blocks[bad].number(), "{name}");
+        assert_eq!(err.source.to_string(), expected.to_string(), "{name}");
+        assert_eq!(err.imported.len(), bad, "{name}");
+        assert!(
+            err.imported.iter().all(|o| o.path == ExecutionPath::ParallelBatch),
+            "{name}: the blocks before the bad one did not run as one unit"
+        );
+        assert_eq!(store.head().unwrap(), Some(blocks[bad - 1].hash()), "{name}: head moved");
+        assert!(snapshot(&store) == snapshot(&single.store), "{name}: the bad block left a trace");
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} mutations applied");
+}

@@ -5,7 +5,7 @@ use crate::fixture::{not_a_blockchain_test, BlockchainTest, FixtureAccount, Fixt
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_rlp::Decodable;
 use ethrex_blockchain::genesis::{init_genesis, GenesisAccount};
-use ethrex_blockchain::{Blockchain, ImportOptions};
+use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork};
 use ethrex_storage::{DbKind, Store};
 use std::collections::BTreeMap;
@@ -49,8 +49,11 @@ impl RunOptions {
     /// The tuning that exercises the most code: every block with a BAL on the parallel
     /// path (threshold 0), the warmer on.
     pub fn new(db: DbKind, mode: Mode) -> Self {
-        let import =
-            ImportOptions { parallel_threshold: 0, warmer: true, ..ImportOptions::default() };
+        let import = ImportOptions {
+            parallel_threshold: 0,
+            prefetch: Prefetch::Beside,
+            ..ImportOptions::default()
+        };
         Self { db, mode, import }
     }
 

@@ -8,6 +8,7 @@
 //! final state flattened into account changes) and `error`.
 
 mod bal_index;
+mod batch;
 mod cache;
 mod db;
 mod env;
@@ -22,13 +23,14 @@ mod sequential;
 mod system;
 pub mod warmer;
 
+pub use batch::{BatchLayers, BatchView};
 pub use cache::{CacheStats, CachingDb};
 pub use db::{StoreDb, StoreDbError};
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput};
 pub use parallel::{
     execute_block_parallel, run_transactions_parallel, ExecutedTransactions, ParallelOutcome,
-    ParallelRun,
+    ParallelRun, Schedule,
 };
 pub use senders::{recover_sender, recover_senders};
 pub use sequential::execute_block_sequential;

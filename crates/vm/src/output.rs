@@ -38,6 +38,9 @@ pub struct BlockExecutionOutput {
     pub accounts: Vec<AccountChange>,
     /// Bytecode deployed by the block.
     pub codes: Vec<(B256, Bytes)>,
+    /// The longest single transaction's execution (reads of the state included): the
+    /// block's critical path when transactions run in parallel.
+    pub longest_tx: std::time::Duration,
 }
 
 /// A transaction's receipt (its bloom computed here).
@@ -66,7 +69,15 @@ pub(crate) fn finish<DB: revm::Database>(
     let bal = if build_bal { state.take_built_alloy_bal() } else { None };
     state.merge_transitions(BundleRetention::PlainState);
     let (accounts, codes) = changes_from_bundle(state.take_bundle());
-    BlockExecutionOutput { receipts, gas_used, requests, bal, accounts, codes }
+    BlockExecutionOutput {
+        receipts,
+        gas_used,
+        requests,
+        bal,
+        accounts,
+        codes,
+        longest_tx: std::time::Duration::ZERO,
+    }
 }
 
 /// Flattens revm's bundle into account changes sorted by address.

@@ -128,36 +128,58 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
     }
 }
 
-/// Runs every transaction on the pool and returns the results in block order.
+/// In which order the workers take a block's transactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// Largest gas limit first (greedy longest-processing-time scheduling; the gas limit
+    /// stands in for the unknown cost).
+    #[default]
+    LongestFirst,
+    /// Block order: the baseline the longest-first schedule is measured against.
+    BlockOrder,
+}
+
+/// Runs every transaction on the pool and returns the results in block order, with the
+/// longest single transaction's run time (I/O included).
 ///
 /// The block's wall time is bounded below by its longest transaction, and a long one
-/// picked up last leaves the other cores idle while it runs. So the workers take
-/// transactions from one shared queue ordered by gas limit, largest first (greedy
-/// longest-processing-time scheduling; the gas limit stands in for the unknown cost).
-fn run_longest_first<F>(txs: &[Transaction], run: F) -> Result<Vec<TxRun>, ExecutionError>
+/// picked up last leaves the other cores idle while it runs. So with
+/// `Schedule::LongestFirst` the workers take transactions from one shared queue ordered
+/// by gas limit, largest first.
+fn run_scheduled<F>(
+    txs: &[Transaction],
+    schedule: Schedule,
+    run: F,
+) -> Result<(Vec<TxRun>, std::time::Duration), ExecutionError>
 where
     F: Fn(usize, &Transaction) -> TxRun + Sync,
 {
     let mut order: Vec<usize> = (0..txs.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(txs[i].gas_limit()));
+    if schedule == Schedule::LongestFirst {
+        order.sort_by_key(|&i| std::cmp::Reverse(txs[i].gas_limit()));
+    }
     let next = AtomicUsize::new(0);
     let workers = rayon::current_num_threads().clamp(1, txs.len().max(1));
-    let done: Vec<Vec<(usize, TxRun)>> = (0..workers)
+    let done: Vec<Vec<(usize, TxRun, std::time::Duration)>> = (0..workers)
         .into_par_iter()
         .with_max_len(1)
         .map(|_| {
             let mut mine = Vec::new();
             while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                mine.push((index, run(index, &txs[index])));
+                let t = std::time::Instant::now();
+                let result = run(index, &txs[index]);
+                mine.push((index, result, t.elapsed()));
             }
             mine
         })
         .collect();
     let mut slots: Vec<Option<TxRun>> = std::iter::repeat_with(|| None).take(txs.len()).collect();
-    for (index, result) in done.into_iter().flatten() {
+    let mut longest = std::time::Duration::ZERO;
+    for (index, result, took) in done.into_iter().flatten() {
         slots[index] = Some(result);
+        longest = longest.max(took);
     }
-    slots
+    let runs = slots
         .into_iter()
         .enumerate()
         .map(|(index, slot)| {
@@ -167,7 +189,8 @@ where
                 )))
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((runs, longest))
 }
 
 /// The header BAL in the two forms the workers use, or why it cannot drive parallel
@@ -201,6 +224,9 @@ pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
     pub receipts: Vec<Receipt>,
     /// Recovered in the workers, in block order.
     pub senders: Vec<Address>,
+    /// The longest single transaction's run on its worker (sender recovery and reads
+    /// included): the block's critical path.
+    pub longest_tx: std::time::Duration,
 }
 
 /// What the transaction phase of the parallel path concluded.
@@ -228,7 +254,7 @@ pub fn execute_block_parallel<DB>(
 where
     DB: DatabaseRef + Sync,
 {
-    match run_transactions_parallel(db, block, config, bal)? {
+    match run_transactions_parallel(db, block, config, bal, Schedule::default())? {
         ParallelRun::BalMismatch { reason } => Ok(ParallelOutcome::BalMismatch { reason }),
         ParallelRun::Ran(mut executed) => {
             let senders = std::mem::take(&mut executed.senders);
@@ -239,12 +265,14 @@ where
 }
 
 /// The first phase of `execute_block_parallel`: pre-block system calls, every
-/// transaction on the pool, and the verdicts in block order. Nothing is committed yet.
+/// transaction on the pool (taken in `schedule`'s order), and the verdicts in block
+/// order. Nothing is committed yet.
 pub fn run_transactions_parallel<'a, DB>(
     db: &'a DB,
     block: &Block,
     config: &ChainConfig,
     bal: &BlockAccessList,
+    schedule: Schedule,
 ) -> Result<ParallelRun<'a, DB>, ExecutionError>
 where
     DB: DatabaseRef + Sync,
@@ -293,10 +321,11 @@ where
 
     let t_parallel = std::time::Instant::now();
     let shared = Shared { db, evm_config: &evm_config, bal: revm_bal, header_writes };
-    let runs = run_longest_first(txs, |index, tx| match recover_sender(index, tx) {
-        Ok(sender) => shared.run_one(index, tx, sender),
-        Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
-    })?;
+    let (runs, longest_tx) =
+        run_scheduled(txs, schedule, |index, tx| match recover_sender(index, tx) {
+            Ok(sender) => shared.run_one(index, tx, sender),
+            Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
+        })?;
     // Sequential import recovers every sender before executing anything, so a bad
     // signature is the verdict whatever else is wrong with the block.
     if let Some(e) = runs.iter().find_map(|r| match &r.result {
@@ -341,6 +370,7 @@ where
         gas,
         receipts,
         senders,
+        longest_tx,
     }))
 }
 
@@ -366,7 +396,7 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
         config: &ChainConfig,
         receipts: &[Receipt],
     ) -> Result<BlockExecutionOutput, ExecutionError> {
-        let ExecutedTransactions { mut state, evm_config, changes, gas, .. } = self;
+        let ExecutedTransactions { mut state, evm_config, changes, gas, longest_tx, .. } = self;
         let t_commit = std::time::Instant::now();
         for evm_state in changes {
             state.bump_bal_index();
@@ -375,7 +405,9 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
         let commit_time = t_commit.elapsed();
         let t_post = std::time::Instant::now();
         let requests = run_post_block(&mut state, &evm_config, block, config, receipts)?;
-        let output = finish(state, true, Vec::new(), gas.block_gas(evm_config.fork()), requests);
+        let mut output =
+            finish(state, true, Vec::new(), gas.block_gas(evm_config.fork()), requests);
+        output.longest_tx = longest_tx;
         tracing::trace!(
             block = block.header.number,
             ordered_commit_ms = commit_time.as_secs_f64() * 1e3,

@@ -49,13 +49,16 @@ pub fn execute_block_sequential<DB: DatabaseRef>(
 
     let mut receipts = Vec::with_capacity(block.body.transactions.len());
     let mut gas = GasCounter::default();
+    let mut longest_tx = std::time::Duration::ZERO;
     {
         let mut evm = evm_config.evm(&mut state);
         for (index, (tx, sender)) in block.body.transactions.iter().zip(senders).enumerate() {
             gas.check_fits(fork, header.gas_limit, index, tx.gas_limit())?;
             evm.db_mut().bump_bal_index();
+            let t = std::time::Instant::now();
             let result =
                 evm.transact(tx_env(tx, *sender)).map_err(|e| transaction_error(index, e))?;
+            longest_tx = longest_tx.max(t.elapsed());
             gas.add(result.result.gas());
             let success = result.result.is_success();
             let logs = result.result.into_logs();
@@ -64,5 +67,7 @@ pub fn execute_block_sequential<DB: DatabaseRef>(
         }
     }
     let requests = run_post_block(&mut state, &evm_config, block, config, &receipts)?;
-    Ok(finish(state, build_bal, receipts, gas.block_gas(fork), requests))
+    let mut output = finish(state, build_bal, receipts, gas.block_gas(fork), requests);
+    output.longest_tx = longest_tx;
+    Ok(output)
 }

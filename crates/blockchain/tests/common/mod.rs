@@ -13,7 +13,7 @@ use alloy_signer_local::PrivateKeySigner;
 use ethrex_blockchain::genesis::{
     alloc_state_root, genesis_header_at, init_genesis, GenesisAccount,
 };
-use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
+use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes, Prefetch};
 use ethrex_common::{
     AccountState, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header, Receipt, Transaction,
     Withdrawal, KECCAK_EMPTY,
@@ -478,21 +478,27 @@ pub(crate) fn parallel_options() -> ImportOptions {
     ImportOptions {
         parallel: true,
         parallel_threshold: 0,
-        warmer: true,
+        prefetch: Prefetch::Beside,
         ..ImportOptions::default()
     }
 }
 
 /// The parallel path without the BAL-derived state root and without the warmer.
 pub(crate) fn parallel_plain_options() -> ImportOptions {
-    ImportOptions { parallel: true, parallel_threshold: 0, warmer: false, parallel_trie: false }
+    ImportOptions {
+        parallel: true,
+        parallel_threshold: 0,
+        prefetch: Prefetch::Off,
+        parallel_trie: false,
+        ..ImportOptions::default()
+    }
 }
 
 pub(crate) fn sequential_options() -> ImportOptions {
     ImportOptions {
         parallel: false,
         parallel_threshold: 0,
-        warmer: false,
+        prefetch: Prefetch::Off,
         ..ImportOptions::default()
     }
 }
