@@ -4,12 +4,14 @@ mod hash;
 pub mod keccak;
 mod nibbles;
 mod node;
+mod prefetch;
 mod trie;
 
 use alloy_primitives::B256;
 use std::collections::BTreeMap;
 
 pub use alloy_trie::EMPTY_ROOT_HASH;
+pub use prefetch::prefetch_paths;
 pub use trie::Trie;
 
 /// Why a trie operation failed; every variant comes from reading a node from the store.

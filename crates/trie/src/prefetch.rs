@@ -1,0 +1,148 @@
+//! Reading, ahead of an update, every stored node on the paths of the keys it will
+//! touch, with the reads of each trie level in parallel.
+//!
+//! An update walks each key's path from the root, one dependent read per level, so on a
+//! cold store its reads are serial. The paths of many keys are independent below the
+//! first levels, though: walking them level by level, every distinct node of a level is
+//! read once and all of them at the same time (on the current rayon pool), so the update
+//! that follows finds its nodes in the reader's cache. A key's walk stops where the trie
+//! diverges from it (a leaf, an empty child, an extension off its path); a node missing
+//! from the store ends that walk silently, and the update reports it.
+
+use crate::nibbles::unpack;
+use crate::node::{decode, Child, Node};
+use crate::{NodeReader, TrieError, EMPTY_ROOT_HASH};
+use alloy_primitives::B256;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+/// Reads every stored node on the paths of `keys` in the trie at `root` through
+/// `reader` (which is expected to cache what it reads). Returns how many nodes it read.
+pub fn prefetch_paths<R: NodeReader + ?Sized>(
+    reader: &R,
+    root: B256,
+    keys: &[B256],
+) -> Result<usize, TrieError> {
+    if root == EMPTY_ROOT_HASH || keys.is_empty() {
+        return Ok(0);
+    }
+    let paths: Vec<Vec<u8>> = keys.iter().map(|k| unpack(k.as_slice())).collect();
+    // Each stored node still to read, with the walks (key, nibbles consumed) waiting on it.
+    let mut level: Vec<(B256, Vec<(usize, usize)>)> =
+        vec![(root, (0..paths.len()).map(|k| (k, 0)).collect())];
+    let mut read = 0;
+    while !level.is_empty() {
+        read += level.len();
+        let next: Vec<(B256, usize, usize)> = level
+            .par_iter()
+            .map(|(hash, walks)| -> Result<Vec<(B256, usize, usize)>, TrieError> {
+                let Some(rlp) = reader.get_node(hash)? else { return Ok(Vec::new()) };
+                let node = decode(&rlp, *hash)?;
+                Ok(walks
+                    .iter()
+                    .filter_map(|&(key, depth)| {
+                        descend(&node, &paths[key], depth).map(|(child, depth)| (child, key, depth))
+                    })
+                    .collect())
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut grouped: FxHashMap<B256, Vec<(usize, usize)>> = FxHashMap::default();
+        for (hash, key, depth) in next {
+            grouped.entry(hash).or_default().push((key, depth));
+        }
+        level = grouped.into_iter().collect();
+    }
+    Ok(read)
+}
+
+/// From `node` (reached after `depth` nibbles of `path`), the next stored node on the
+/// path and the nibbles consumed to reach it; `None` where the walk ends. Nodes embedded
+/// in their parent are followed without a read.
+fn descend(mut node: &Node, path: &[u8], mut depth: usize) -> Option<(B256, usize)> {
+    loop {
+        let child = match node {
+            Node::Leaf { .. } => return None,
+            Node::Extension { path: prefix, child } => {
+                if !path.get(depth..)?.starts_with(prefix) {
+                    return None;
+                }
+                depth += prefix.len();
+                child
+            }
+            Node::Branch { children, .. } => {
+                let nibble = *path.get(depth)?;
+                depth += 1;
+                &children[nibble as usize]
+            }
+        };
+        match child {
+            Child::Hash(hash) => return Some((*hash, depth)),
+            Child::Node(cell) => node = &cell.node,
+            Child::Empty => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply_updates;
+    use alloy_primitives::keccak256;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// A node map that records which nodes were read.
+    struct Recording {
+        nodes: HashMap<B256, Vec<u8>>,
+        reads: Mutex<Vec<B256>>,
+    }
+
+    impl NodeReader for Recording {
+        fn get_node(&self, hash: &B256) -> Result<Option<crate::NodeRlp>, TrieError> {
+            self.reads.lock().unwrap().push(*hash);
+            self.nodes.get_node(hash)
+        }
+    }
+
+    fn trie(n: u64) -> (B256, HashMap<B256, Vec<u8>>) {
+        let empty: HashMap<B256, Vec<u8>> = HashMap::new();
+        let updates = (0..n).map(|i| (keccak256(i.to_be_bytes()), Some(vec![1, 2, 3])));
+        let (root, nodes) = apply_updates(&empty, EMPTY_ROOT_HASH, updates).unwrap();
+        (root, nodes.into_iter().collect())
+    }
+
+    #[test]
+    fn reads_exactly_the_nodes_an_update_reads_each_once() {
+        let (root, nodes) = trie(5000);
+        // Existing keys and new ones, some sharing paths.
+        let keys: Vec<B256> = (0..300u64).map(|i| keccak256((i * 17).to_be_bytes())).collect();
+        let prefetch = Recording { nodes: nodes.clone(), reads: Mutex::new(Vec::new()) };
+        let read = prefetch_paths(&prefetch, root, &keys).unwrap();
+        let mut prefetched = prefetch.reads.into_inner().unwrap();
+        assert_eq!(read, prefetched.len());
+        let before = prefetched.len();
+        prefetched.sort();
+        prefetched.dedup();
+        assert_eq!(prefetched.len(), before, "a node was read twice");
+
+        let update = Recording { nodes, reads: Mutex::new(Vec::new()) };
+        apply_updates(&update, root, keys.iter().map(|k| (*k, Some(vec![9])))).unwrap();
+        let mut updated = update.reads.into_inner().unwrap();
+        updated.sort();
+        updated.dedup();
+        // Every node the update needed was prefetched; the prefetch read nothing else
+        // (the update also reads siblings when collapsing, which inserts never do).
+        assert_eq!(prefetched, updated);
+    }
+
+    #[test]
+    fn empty_tries_and_missing_nodes_read_nothing_or_stop() {
+        let empty: HashMap<B256, Vec<u8>> = HashMap::new();
+        assert_eq!(prefetch_paths(&empty, EMPTY_ROOT_HASH, &[B256::ZERO]).unwrap(), 0);
+        // A root the store does not have: one attempted read, no error (the update reports it).
+        assert_eq!(prefetch_paths(&empty, B256::repeat_byte(7), &[B256::ZERO]).unwrap(), 1);
+    }
+}
