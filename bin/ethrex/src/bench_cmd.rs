@@ -2,9 +2,10 @@
 
 use anyhow::Context;
 use clap::Args;
-use ethrex_import_bench::bench::{load_fixture, modes_for, run_modes, BenchOptions};
+use ethrex_import_bench::bench::{load_fixture, modes_for, run, BenchOptions, IoOptions};
 use ethrex_import_bench::plot::svg;
 use ethrex_import_bench::report::table;
+use ethrex_import_bench::sweep::{sweep_modes_for, sweep_table, Design, SweepMode, SweepOptions};
 use ethrex_storage::DbKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,17 +22,46 @@ pub(crate) struct BenchArgs {
     /// geth-style genesis (default: <fixture stem>.genesis.json beside the fixture).
     #[arg(long)]
     genesis: Option<PathBuf>,
-    /// sequential, parallel, both, or all (both + the ceiling).
+    /// Filler state spec written by `fixture stress --state-accounts/--state-slots`
+    /// (default: <fixture stem>.state.json beside the fixture, if present).
+    #[arg(long)]
+    state: Option<PathBuf>,
+    /// sequential, sequential-pooled, parallel, both (sequential + parallel), all (the
+    /// three + the ceiling) or none (only the sweep).
     #[arg(long, default_value = "all")]
     mode: String,
-    /// Worker threads (default: one per core).
+    /// Worker threads: one count for the modes (default: one per core); a list
+    /// (1,2,4,...) also runs the sweep at every count.
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<usize>,
+    /// Mega-block sizes for the sweep (1,10,50): the transactions of N consecutive
+    /// blocks run as one parallel unit, one database write per batch. Runs the sweep.
+    #[arg(long, value_delimiter = ',')]
+    batch: Vec<usize>,
+    /// BAL I/O designs for the sweep: parallel-io (prefetch beside execution) and/or
+    /// batched-io (prefetch first). Runs the sweep.
+    #[arg(long, value_delimiter = ',')]
+    bal_design: Vec<String>,
+    /// The sweep's other rows: sequential and/or parallel (default both; empty with
+    /// `--sweep-modes ''` to run only the designs).
     #[arg(long)]
-    threads: Option<usize>,
+    sweep_modes: Option<String>,
+    /// Before every block (or batch): empty the store's and the database's caches and
+    /// drop the OS page cache (drop_caches as root, else posix_fadvise).
+    #[arg(long)]
+    cold: bool,
+    /// Add this many microseconds (a sleep) to every read that reaches the database,
+    /// emulating a drive's latency (NVMe: ~80-100 µs per random 4 KiB read at QD1).
+    #[arg(long, default_value_t = 0)]
+    read_latency_us: u64,
+    /// Threads of the I/O pool the BAL prefetch runs on.
+    #[arg(long, default_value_t = ethrex_import_bench::bench::DEFAULT_IO_THREADS)]
+    io_threads: usize,
     /// rocksdb or mdbx. RocksDB is the default: its log-structured writes suit the
     /// hash-keyed trie nodes a block writes (see the README's benchmark notes).
     #[arg(long, default_value = "rocksdb")]
     db: String,
-    /// Keep each mode's database under this directory (default: a temporary directory).
+    /// Keep the databases under this directory (default: a temporary directory).
     #[arg(long)]
     datadir: Option<PathBuf>,
     /// Pause between blocks, outside the timed region.
@@ -53,52 +83,114 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         db != DbKind::Memory,
         "--db must be mdbx or rocksdb (the bench measures a real database)"
     );
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global()
-        .context("configuring the thread pool")?;
+    anyhow::ensure!(!a.threads.contains(&0), "--threads counts must be at least 1");
+    anyhow::ensure!(!a.batch.contains(&0), "--batch sizes must be at least 1");
+    anyhow::ensure!(a.io_threads > 0, "--io-threads must be at least 1");
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mode_threads = match a.threads.as_slice() {
+        [one] => *one,
+        _ => cores,
+    };
+    let designs = a
+        .bal_design
+        .iter()
+        .map(|d| d.parse::<Design>().map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let sweep = if a.threads.len() > 1
+        || !a.batch.is_empty()
+        || !designs.is_empty()
+        || a.sweep_modes.is_some()
+    {
+        let mut modes = sweep_modes_for(a.sweep_modes.as_deref().unwrap_or("sequential,parallel"))?;
+        modes.extend(designs.iter().map(|d| SweepMode::Design(*d)));
+        anyhow::ensure!(
+            !modes.is_empty(),
+            "the sweep has no mode: give --sweep-modes or --bal-design"
+        );
+        Some(SweepOptions {
+            modes,
+            threads: if a.threads.is_empty() { vec![cores] } else { a.threads.clone() },
+            batches: if a.batch.is_empty() { vec![1] } else { a.batch.clone() },
+        })
+    } else {
+        None
+    };
     let mut options = BenchOptions::new(a.fixture.clone());
     options.bal = a.bal;
     options.genesis = a.genesis;
+    options.state = a.state;
     options.modes = modes_for(&a.mode)?;
+    anyhow::ensure!(
+        !options.modes.is_empty() || sweep.is_some(),
+        "--mode none runs nothing without a sweep (--threads LIST, --batch, --bal-design)"
+    );
     options.db = db;
     options.datadir = a.datadir;
     options.sleep = Duration::from_millis(a.sleep_ms);
     options.import = a.tuning.options(true);
+    options.io = IoOptions {
+        cold: a.cold,
+        read_latency: Duration::from_micros(a.read_latency_us),
+        io_threads: a.io_threads,
+    };
 
     let fixture = load_fixture(&options)?;
     let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();
     let txs: usize = fixture.blocks.iter().map(|b| b.block.body.transactions.len()).sum();
     eprintln!(
-        "{}: {} blocks, {} transactions, {:.1} Mgas; {} threads, {}",
+        "{}: {} blocks, {} transactions, {:.1} Mgas; {}; I/O: {}, {} µs per database read, {} I/O threads",
         a.fixture.display(),
         fixture.blocks.len(),
         txs,
         gas as f64 / 1e6,
-        threads,
-        a.db
+        a.db,
+        if a.cold { "cold before every block/batch" } else { "warm caches" },
+        a.read_latency_us,
+        a.io_threads,
     );
-    let reports = run_modes(&options, &fixture)?;
-    print!("{}", table(&reports));
+    let result = run(&options, &fixture, mode_threads, sweep.as_ref())?;
+    let cache_drop = result.cache_drop.map(|d| d.name()).unwrap_or("none");
+    if !result.modes.is_empty() {
+        println!("modes on {mode_threads} threads:");
+        print!("{}", table(&result.modes));
+    }
+    if !result.sweep.is_empty() {
+        print!("{}", sweep_table(&result.sweep));
+    }
+    println!(
+        "I/O: cold {}, page cache dropped by {cache_drop}, {} µs per database read, {} I/O threads",
+        a.cold, a.read_latency_us, a.io_threads
+    );
     if let Some(path) = &a.json {
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        let modes: serde_json::Map<String, serde_json::Value> = reports
+        let modes: serde_json::Map<String, serde_json::Value> = result
+            .modes
             .iter()
             .map(|r| (r.name.to_string(), serde_json::to_value(r).unwrap_or_default()))
             .collect();
         let json = serde_json::json!({
-            "fixture": { "path": a.fixture.display().to_string(), "blocks": fixture.blocks.len(), "transactions": txs, "gas": gas, "db": a.db },
-            "machine": { "cores": cores, "threads": threads },
+            "fixture": {
+                "path": a.fixture.display().to_string(),
+                "blocks": fixture.blocks.len(),
+                "transactions": txs,
+                "gas": gas,
+                "db": a.db,
+                "filler": fixture.filler,
+            },
+            "machine": { "cores": cores, "threads": mode_threads },
+            "io": {
+                "cold": a.cold,
+                "read_latency_us": a.read_latency_us,
+                "io_threads": a.io_threads,
+                "cache_drop": cache_drop,
+            },
             "modes": modes,
+            "sweep": result.sweep,
         });
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &a.plot {
-        std::fs::write(path, svg(&reports))
+        std::fs::write(path, svg(&result.modes))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)

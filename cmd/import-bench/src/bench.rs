@@ -1,12 +1,19 @@
 //! `ethrex import-bench`: imports a chain file through the production import pipeline,
-//! once per mode, each from a fresh database, and reports per-block stage times.
+//! once per mode (and once per sweep point), each on its own copy of the genesis
+//! database, and reports per-block stage times, whole-run wall clocks and the sweep.
+//!
+//! The genesis database (with the fixture's filler state, if it has one) is built once
+//! into a template; every mode and sweep point starts from a checkpoint of it (hard links
+//! on RocksDB), so a multi-gigabyte state costs its build once per run.
 
 use crate::report::{BlockRow, ModeReport};
+use crate::sweep::{run_sweep, SweepOptions, SweepPoint};
 use anyhow::{bail, Context};
 use ethrex_blockchain::chain_file::{read_chain, read_genesis};
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
+use ethrex_blockchain::filler::{init_genesis_filled, StateFiller};
 use ethrex_blockchain::{Blockchain, ImportOptions};
 use ethrex_common::{BlockWithBal, ChainConfig};
+use ethrex_storage::os_cache::{drop_page_cache, CacheDrop};
 use ethrex_storage::{DbKind, Store};
 use ethrex_vm::warmer::warm_from_bal;
 use ethrex_vm::{execute_block_parallel, CachingDb, ParallelOutcome, StoreDb};
@@ -14,11 +21,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// How the bench imports the chain; each mode runs on its own fresh database.
+/// How the bench imports the chain; each mode runs on its own copy of the genesis
+/// database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Every block through the import pipeline with parallel import off.
+    /// Every block through the import pipeline with parallel import off: one thread for
+    /// everything (recovery, execution, merkleization).
     Sequential,
+    /// Transactions one after another, but sender recovery, merkleization and the rest
+    /// of the pipeline on the pool: the sequential import a real client runs.
+    SequentialPooled,
     /// Every block through the import pipeline with parallel import on (and the given
     /// tuning).
     Parallel,
@@ -32,22 +44,52 @@ impl Mode {
     pub(crate) fn name(self) -> &'static str {
         match self {
             Mode::Sequential => "sequential",
+            Mode::SequentialPooled => "sequential-pooled",
             Mode::Parallel => "parallel",
             Mode::Ceiling => "ceiling",
         }
     }
+
+    /// The import options of this mode, from the bench's tuning.
+    fn import_options(self, tuning: ImportOptions) -> ImportOptions {
+        match self {
+            Mode::Sequential => ImportOptions { parallel: false, ..tuning },
+            // Below the threshold every block executes sequentially, on the pool.
+            Mode::SequentialPooled => {
+                ImportOptions { parallel: true, parallel_threshold: usize::MAX, ..tuning }
+            }
+            Mode::Parallel | Mode::Ceiling => ImportOptions { parallel: true, ..tuning },
+        }
+    }
 }
 
-/// Parses the `--mode` argument: `sequential`, `parallel`, `both` (those two) or `all`
-/// (both plus the ceiling); any other value is an error.
+/// Parses the `--mode` argument: `sequential`, `sequential-pooled`, `parallel`, `both`
+/// (sequential and parallel), `all` (the three plus the ceiling) or `none` (only the
+/// sweep); any other value is an error.
 pub fn modes_for(arg: &str) -> anyhow::Result<Vec<Mode>> {
     Ok(match arg {
         "sequential" => vec![Mode::Sequential],
+        "sequential-pooled" => vec![Mode::SequentialPooled],
         "parallel" => vec![Mode::Parallel],
         "both" => vec![Mode::Sequential, Mode::Parallel],
-        "all" => vec![Mode::Sequential, Mode::Parallel, Mode::Ceiling],
-        other => bail!("unknown mode '{other}' (expected sequential, parallel, both or all)"),
+        "all" => vec![Mode::Sequential, Mode::SequentialPooled, Mode::Parallel, Mode::Ceiling],
+        "none" => vec![],
+        other => bail!(
+            "unknown mode '{other}' (expected sequential, sequential-pooled, parallel, both, all or none)"
+        ),
     })
+}
+
+/// The cold-cache protocol and the emulated drive.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoOptions {
+    /// Before every block (or batch): wait for the database writes, empty the store's
+    /// and the backend's caches, and drop the OS page cache of the database files.
+    pub cold: bool,
+    /// Added to every read that reaches the database (a sleep).
+    pub read_latency: Duration,
+    /// Threads of the pool the BAL prefetch runs on.
+    pub io_threads: usize,
 }
 
 /// What `ethrex import-bench` runs.
@@ -59,35 +101,48 @@ pub struct BenchOptions {
     pub bal: Option<PathBuf>,
     /// geth-style genesis; `None`: `<stem>.genesis.json` beside the fixture.
     pub genesis: Option<PathBuf>,
+    /// The filler state on top of the genesis; `None`: `<stem>.state.json` beside the
+    /// fixture, if it exists.
+    pub state: Option<PathBuf>,
     /// The modes to run, each block in every mode before the next block.
     pub modes: Vec<Mode>,
-    /// The database the sequential and parallel modes write to (the ceiling uses memory).
+    /// The database every mode writes to.
     pub db: DbKind,
-    /// Keep each mode's database in `<datadir>/<mode>` (cleared first); `None`: a
-    /// temporary directory removed afterwards.
+    /// Keep the databases under this directory (cleared first); `None`: a temporary
+    /// directory removed afterwards.
     pub datadir: Option<PathBuf>,
     /// Pause before each block in each mode, outside the timed region.
     pub sleep: Duration,
     /// How blocks are imported; `parallel` is set per mode.
     pub import: ImportOptions,
+    /// Cold caches and emulated latency.
+    pub io: IoOptions,
 }
 
 impl BenchOptions {
     /// Options for `fixture` with the defaults: sequential and parallel modes on RocksDB
-    /// in a temporary directory, 100 ms pause, default import options.
+    /// in a temporary directory, 100 ms pause, default import options, warm caches.
     pub fn new(fixture: PathBuf) -> Self {
         Self {
             fixture,
             bal: None,
             genesis: None,
+            state: None,
             modes: vec![Mode::Sequential, Mode::Parallel],
             db: DbKind::Rocksdb,
             datadir: None,
             sleep: Duration::from_millis(100),
             import: ImportOptions::default(),
+            io: IoOptions { io_threads: DEFAULT_IO_THREADS, ..Default::default() },
         }
     }
 }
+
+/// The I/O pool's default size. This machine's drive (see `docs/benchmarks.md`) serves
+/// about 14k random 4 KiB reads per second at queue depth 1 and ~65k at depth 32, flat
+/// beyond: 32 reads in flight saturate it, and at an emulated 100 µs per read 32 threads
+/// keep 320k reads/s in flight, more than the import's cores can consume.
+pub const DEFAULT_IO_THREADS: usize = 32;
 
 /// `stress.rlp` -> `stress.bal.rlp` / `stress.genesis.json` beside it.
 fn sibling(fixture: &Path, suffix: &str) -> PathBuf {
@@ -100,12 +155,15 @@ fn sibling(fixture: &Path, suffix: &str) -> PathBuf {
 pub struct LoadedFixture {
     pub(crate) genesis: alloy_genesis::Genesis,
     pub(crate) config: ChainConfig,
+    /// The filler state the genesis database holds besides the allocation.
+    pub filler: Option<StateFiller>,
     /// The blocks after genesis, in order, each with its BAL when a BAL file was found.
     pub blocks: Vec<BlockWithBal>,
 }
 
-/// Reads the genesis, the chain file and (if given or present beside it) the BAL file.
-/// Fails when a file cannot be read or decoded, or the chain holds no blocks.
+/// Reads the genesis, the filler spec, the chain file and (if given or present beside
+/// it) the BAL file. Fails when a file cannot be read or decoded, or the chain holds no
+/// blocks.
 pub fn load_fixture(options: &BenchOptions) -> anyhow::Result<LoadedFixture> {
     let genesis_path =
         options.genesis.clone().unwrap_or_else(|| sibling(&options.fixture, ".genesis.json"));
@@ -114,57 +172,137 @@ pub fn load_fixture(options: &BenchOptions) -> anyhow::Result<LoadedFixture> {
         .bal
         .clone()
         .or_else(|| Some(sibling(&options.fixture, ".bal.rlp")).filter(|p| p.exists()));
+    let state_path = options
+        .state
+        .clone()
+        .or_else(|| Some(sibling(&options.fixture, ".state.json")).filter(|p| p.exists()));
+    let filler = match state_path {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            Some(
+                serde_json::from_str::<StateFiller>(&text)
+                    .with_context(|| format!("{} is not a filler state spec", path.display()))?,
+            )
+        }
+        None => None,
+    };
     let blocks = read_chain(&options.fixture, bal_path.as_deref())?;
     if blocks.is_empty() {
         bail!("{} holds no blocks", options.fixture.display());
     }
-    Ok(LoadedFixture { config: ChainConfig::new(genesis.config.clone()), genesis, blocks })
+    Ok(LoadedFixture { config: ChainConfig::new(genesis.config.clone()), genesis, filler, blocks })
 }
 
-fn fresh_store(
-    options: &BenchOptions,
-    mode: Mode,
-    fixture: &LoadedFixture,
-) -> anyhow::Result<(Store, Option<tempfile::TempDir>)> {
-    let (path, tmp) = match &options.datadir {
-        Some(dir) => {
-            let path = dir.join(mode.name());
-            if path.exists() {
-                std::fs::remove_dir_all(&path)
-                    .with_context(|| format!("clearing {}", path.display()))?;
+/// The genesis database every mode and sweep point copies, and where the copies go.
+pub(crate) struct Databases {
+    root: PathBuf,
+    template: Store,
+    kind: DbKind,
+    io: IoOptions,
+    _tmp: Option<tempfile::TempDir>,
+    /// How the page cache was last dropped.
+    pub(crate) cache_drop: Option<CacheDrop>,
+}
+
+impl Databases {
+    /// Builds the template: the genesis allocation and the filler state, written and
+    /// flushed before any timing starts.
+    pub(crate) fn build(options: &BenchOptions, fixture: &LoadedFixture) -> anyhow::Result<Self> {
+        let (root, tmp) = match &options.datadir {
+            Some(dir) => {
+                if dir.exists() {
+                    std::fs::remove_dir_all(dir)
+                        .with_context(|| format!("clearing {}", dir.display()))?;
+                }
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                (dir.clone(), None)
             }
-            (path, None)
+            None => {
+                let tmp = tempfile::Builder::new().prefix("ethrex-bench-").tempdir()?;
+                (tmp.path().to_path_buf(), Some(tmp))
+            }
+        };
+        let t = Instant::now();
+        let template = Store::open(options.db, Some(&root.join("genesis")))?;
+        init_genesis_filled(&template, &fixture.genesis, fixture.filler.as_ref())
+            .context("writing the genesis state")?;
+        template.flush()?;
+        if let Some(f) = &fixture.filler {
+            eprintln!(
+                "genesis database: {} filler accounts, {} filler slots, built in {:.1} s",
+                f.accounts,
+                f.slots,
+                t.elapsed().as_secs_f64()
+            );
         }
-        None => {
-            let tmp = tempfile::Builder::new().prefix("ethrex-bench-").tempdir()?;
-            (tmp.path().to_path_buf(), Some(tmp))
+        Ok(Self { root, template, kind: options.db, io: options.io, _tmp: tmp, cache_drop: None })
+    }
+
+    /// A store of its own for `name`, starting at genesis, reading through the emulated
+    /// latency.
+    pub(crate) fn copy(&self, name: &str) -> anyhow::Result<Store> {
+        let path = self.root.join(name);
+        self.template
+            .checkpoint(&path)
+            .with_context(|| format!("copying the genesis database to {}", path.display()))?;
+        let store = Store::open_with_read_latency(self.kind, Some(&path), self.io.read_latency)?;
+        store.take_write_times();
+        Ok(store)
+    }
+
+    /// Before a block (or batch) of `store`: the wait for its earlier writes (returned,
+    /// it belongs to the whole-run wall clock), then, with `--cold`, every cache emptied
+    /// and the page cache dropped (not timed).
+    pub(crate) fn prepare(&mut self, store: &Store) -> anyhow::Result<Duration> {
+        if !self.io.cold {
+            return Ok(Duration::ZERO);
         }
-    };
-    let kind = if mode == Mode::Ceiling { DbKind::Memory } else { options.db };
-    let store = Store::open(kind, Some(&path))?;
-    let alloc = geth_alloc(&fixture.genesis);
-    let header = genesis_header(&fixture.genesis, alloc_state_root(&alloc)?);
-    init_genesis(&store, header, &alloc)?;
-    // The genesis batch is written before timing starts and is not a block's write.
-    store.flush()?;
-    store.take_write_times();
-    Ok((store, tmp))
+        let t = Instant::now();
+        store.flush()?;
+        let waited = t.elapsed();
+        store.clear_caches()?;
+        let dir = store.directory().context("a cold run needs an on-disk database")?;
+        self.cache_drop = Some(
+            drop_page_cache(&dir)
+                .with_context(|| format!("dropping the page cache of {}", dir.display()))?,
+        );
+        Ok(waited)
+    }
+}
+
+/// A pool of `threads` workers for one mode or sweep point.
+pub(crate) fn pool(threads: usize, name: &'static str) -> anyhow::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .context("building a thread pool")
 }
 
 /// Runs every mode over the chain, block by block in turn: block 1 in each mode, then
-/// block 2 in each mode, and so on, each mode on its own fresh database. Interleaving puts
-/// every mode under the same machine conditions at the same moment, so the ratios hold
-/// even when the machine's speed drifts during the run.
-pub fn run_modes(
+/// block 2 in each mode, and so on, each mode on its own copy of the genesis database.
+/// Interleaving puts every mode under the same machine conditions at the same moment, so
+/// the ratios hold even when the machine's speed drifts during the run.
+pub(crate) fn run_modes(
     options: &BenchOptions,
     fixture: &LoadedFixture,
+    dbs: &mut Databases,
+    threads: usize,
 ) -> anyhow::Result<Vec<ModeReport>> {
+    if options.modes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let exec = std::sync::Arc::new(pool(threads, "bench")?);
+    let io = std::sync::Arc::new(pool(options.io.io_threads, "bench-io")?);
     let mut runs = Vec::with_capacity(options.modes.len());
     for &mode in &options.modes {
-        let (store, tmp) = fresh_store(options, mode, fixture)?;
-        let import_options = ImportOptions { parallel: mode != Mode::Sequential, ..options.import };
-        let chain = Blockchain::new(store, fixture.config.clone()).with_options(import_options);
-        runs.push((mode, chain, tmp, Vec::with_capacity(fixture.blocks.len())));
+        let store = dbs.copy(mode.name())?;
+        let chain = Blockchain::new(store, fixture.config.clone())
+            .with_options(mode.import_options(options.import))
+            .with_io_pool(io.clone());
+        runs.push((mode, chain, Vec::with_capacity(fixture.blocks.len()), Duration::ZERO));
     }
     let bar = ProgressBar::new(fixture.blocks.len() as u64);
     bar.set_style(
@@ -172,27 +310,32 @@ pub fn run_modes(
             .unwrap(),
     );
     for block in &fixture.blocks {
-        for (mode, chain, _, rows) in runs.iter_mut() {
+        for (mode, chain, rows, wall) in runs.iter_mut() {
             std::thread::sleep(options.sleep);
+            *wall += dbs.prepare(&chain.store)?;
+            let t = Instant::now();
             let row = if *mode == Mode::Ceiling {
-                ceiling_block(chain, block)?
+                exec.install(|| ceiling_block(chain, block))?
             } else {
-                let outcome = chain
-                    .import_block(block.clone())
+                let outcome = exec
+                    .install(|| chain.import_block(block.clone()))
                     .with_context(|| format!("{} mode: block {}", mode.name(), block.number()))?;
                 BlockRow::from_outcome(&outcome)
             };
+            *wall += t.elapsed();
             rows.push(row);
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
     let mut reports = Vec::with_capacity(runs.len());
-    for (mode, chain, _tmp, mut rows) in runs {
+    for (mode, chain, mut rows, mut wall) in runs {
+        let t = Instant::now();
         chain
             .store
             .flush()
             .with_context(|| format!("{} mode: writing the last blocks", mode.name()))?;
+        wall += t.elapsed();
         if mode != Mode::Ceiling {
             let writes = chain.store.take_write_times();
             if writes.len() != rows.len() {
@@ -207,13 +350,13 @@ pub fn run_modes(
                 row.stages.persist_ms = write.as_secs_f64() * 1e3;
             }
         }
-        reports.push(ModeReport::new(mode.name(), rows));
+        reports.push(ModeReport::new(mode.name(), rows, wall));
     }
     Ok(reports)
 }
 
-/// Times parallel execution alone on a fully warmed in-memory cache, then imports the
-/// block (untimed) to move to the next state.
+/// Times parallel execution alone on a fully warmed cache, then imports the block
+/// (untimed) to move to the next state.
 fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<BlockRow> {
     let bal = block.bal.as_ref().context("the ceiling mode needs the BAL file")?;
     let header = &block.block.header;
@@ -229,4 +372,31 @@ fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<Blo
     }
     chain.import_block(block.clone())?;
     Ok(BlockRow::ceiling(header.number, block.block.body.transactions.len(), header.gas_used, exec))
+}
+
+/// Everything one `import-bench` run measured.
+pub struct BenchRun {
+    /// Per-mode reports (empty with `--mode none`).
+    pub modes: Vec<ModeReport>,
+    /// One entry per sweep point.
+    pub sweep: Vec<SweepPoint>,
+    /// How the page cache was dropped, if it was.
+    pub cache_drop: Option<CacheDrop>,
+}
+
+/// Builds the genesis template, then runs the modes (on `threads` workers) and the
+/// sweep.
+pub fn run(
+    options: &BenchOptions,
+    fixture: &LoadedFixture,
+    threads: usize,
+    sweep: Option<&SweepOptions>,
+) -> anyhow::Result<BenchRun> {
+    let mut dbs = Databases::build(options, fixture)?;
+    let modes = run_modes(options, fixture, &mut dbs, threads)?;
+    let sweep = match sweep {
+        Some(sweep) => run_sweep(options, fixture, &mut dbs, sweep)?,
+        None => Vec::new(),
+    };
+    Ok(BenchRun { modes, sweep, cache_drop: dbs.cache_drop })
 }

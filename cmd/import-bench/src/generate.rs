@@ -1,13 +1,20 @@
 //! `ethrex fixture stress`: generates a mainnet-shaped chain with the client's own block
 //! builder (the executor the node uses) and writes it in every format the bench and the
 //! independent checkers read, and optionally mutated blocks derived from it (`mutate`).
+//!
+//! With `state_accounts` / `state_slots`, the chain runs on a mainnet-sized cold state
+//! (`ethrex_blockchain::filler`): the genesis file keeps the small allocation, and
+//! `stress.state.json` beside it says which filler to add (`init_genesis_filled`).
 
 use crate::ef_fixture::blockchain_test_json;
-use crate::workload::{system_contracts, Workload, WorkloadConfig};
+use crate::workload::{
+    filler_contracts, system_contracts, StateFiller, Workload, WorkloadConfig, WorkloadKind,
+};
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use anyhow::Context;
 use ethrex_blockchain::chain_file::{write_bals, write_blocks};
+use ethrex_blockchain::filler::init_genesis_filled;
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, init_genesis, GenesisAccount};
 use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
 use ethrex_common::{Block, BlockBody, BlockWithBal, ChainConfig, Fork, Withdrawal};
@@ -42,9 +49,80 @@ pub struct StressOptions {
     /// The fork every block runs under: `Osaka` or `Amsterdam` (with BALs).
     pub fork: Fork,
     /// How many mutated blocks to derive from the chain (`stress.mutations.json`, see
-    /// `mutate`); 0 writes none.
+    /// `mutate`); 0 writes none. Not with a state filler.
     pub mutations: usize,
+    /// What the blocks do.
+    pub workload: StressWorkload,
+    /// Filler accounts under the genesis (cold EOAs); 0 for none.
+    pub state_accounts: u64,
+    /// Filler storage slots under the genesis, spread over the workload's filler
+    /// contracts; 0 for none.
+    pub state_slots: u64,
 }
+
+impl StressOptions {
+    /// The defaults of `ethrex fixture stress` (149 blocks of 200-500 transactions at
+    /// 100M gas, seed 1, Amsterdam, the mix, no filler) writing to `out`.
+    pub fn new(out: PathBuf) -> Self {
+        Self {
+            out,
+            blocks: 149,
+            gas_limit: 100_000_000,
+            min_txs: 200,
+            max_txs: 500,
+            seed: 1,
+            fork: Fork::Amsterdam,
+            mutations: 0,
+            workload: StressWorkload::Mix,
+            state_accounts: 0,
+            state_slots: 0,
+        }
+    }
+
+    /// The state filler these options ask for (seeded by the workload seed), `None`
+    /// without filler accounts or slots.
+    pub fn filler(&self) -> Option<StateFiller> {
+        (self.state_accounts > 0 || self.state_slots > 0).then(|| StateFiller {
+            seed: self.seed,
+            accounts: self.state_accounts,
+            slots: self.state_slots,
+            contracts: filler_contracts(self.workload.kind()),
+        })
+    }
+}
+
+/// What the stress chain's blocks do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StressWorkload {
+    /// The mainnet-shaped transaction mix (with a filler, part of it cold).
+    Mix,
+    /// The I/O worst case: every transaction (16M gas) only reads random filler slots of
+    /// one contract, about 7,000 each; needs `state_slots`.
+    SloadRandom,
+}
+
+impl StressWorkload {
+    fn kind(self) -> WorkloadKind {
+        match self {
+            StressWorkload::Mix => WorkloadKind::Mix,
+            StressWorkload::SloadRandom => WorkloadKind::SloadRandom,
+        }
+    }
+}
+
+impl std::str::FromStr for StressWorkload {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "mix" => Ok(StressWorkload::Mix),
+            "sload-random" => Ok(StressWorkload::SloadRandom),
+            other => Err(format!("unknown workload '{other}' (expected mix or sload-random)")),
+        }
+    }
+}
+
+/// The state filler of a fixture: `<stem>.state.json` beside `<stem>.rlp`.
+pub const STATE_FILE: &str = "stress.state.json";
 
 /// The chain configuration the stress fixture runs under: every fork up to `fork` at
 /// genesis, the standard blob schedule (Amsterdam with BPO2's parameters).
@@ -79,15 +157,29 @@ pub(crate) fn genesis_in_memory(
 
 /// Builds the stress chain with the client's block builder, importing each block, and
 /// writes `stress.rlp`, `stress.bal.rlp` (Amsterdam only; a stale one is removed
-/// otherwise), `stress.genesis.json` and `stress.blockchain_test.json` under
-/// `options.out`. Fails on an unsupported fork, `min_txs > max_txs`, or any build,
-/// import or write error.
+/// otherwise), `stress.genesis.json` and, without a state filler,
+/// `stress.blockchain_test.json`, with one `stress.state.json` (each removing the other's
+/// stale file) under `options.out`. Fails on an unsupported fork, `min_txs > max_txs`,
+/// sload-random without filler slots, mutations with a filler, or any build, import or
+/// write error.
 pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     anyhow::ensure!(
         matches!(options.fork, Fork::Osaka | Fork::Amsterdam),
         "--fork must be osaka or amsterdam"
     );
     anyhow::ensure!(options.min_txs <= options.max_txs, "--min-txs must not exceed --max-txs");
+    let filler = options.filler();
+    if options.workload == StressWorkload::SloadRandom {
+        anyhow::ensure!(
+            options.state_slots > 0,
+            "--workload sload-random reads filler slots: give --state-slots (e.g. 20000000)"
+        );
+    }
+    anyhow::ensure!(
+        filler.is_none() || options.mutations == 0,
+        "--mutations cannot be combined with --state-accounts/--state-slots: the mutated \
+         blocks go into a blockchain_test, which cannot carry a state that is not in its JSON"
+    );
     std::fs::create_dir_all(&options.out)
         .with_context(|| format!("creating {}", options.out.display()))?;
     let fork = options.fork;
@@ -99,6 +191,8 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         gas_limit: options.gas_limit,
         min_txs: options.min_txs,
         max_txs: options.max_txs,
+        kind: options.workload.kind(),
+        filler: filler.clone(),
     });
     let mut alloc: BTreeMap<Address, GenesisAccount> = workload.genesis_alloc();
     alloc.extend(system_contracts());
@@ -135,7 +229,34 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         parent_hash: None,
         slot_number: None,
     };
-    let (store, genesis_block) = genesis_in_memory(&genesis, &alloc)?;
+    // A filled state is built on disk (RocksDB, in a temporary directory removed at the
+    // end, after the store: declared first, dropped last); the plain genesis in memory,
+    // as before.
+    let state_dir = match &filler {
+        Some(_) => Some(tempfile::Builder::new().prefix("ethrex-fixture-state-").tempdir()?),
+        None => None,
+    };
+    let (store, genesis_block) = match (&filler, &state_dir) {
+        (Some(filler), Some(dir)) => {
+            let store = Store::open(ethrex_storage::DbKind::Rocksdb, Some(dir.path()))?;
+            let started = std::time::Instant::now();
+            eprintln!(
+                "writing the filled genesis state ({} accounts, {} slots) to {}",
+                filler.accounts,
+                filler.slots,
+                dir.path().display()
+            );
+            let header = init_genesis_filled(&store, &genesis, Some(filler))?;
+            eprintln!("filled genesis state written in {:.1?}", started.elapsed());
+            let body = BlockBody {
+                transactions: vec![],
+                ommers: vec![],
+                withdrawals: Some(Default::default()),
+            };
+            (store, Block { header, body })
+        }
+        _ => genesis_in_memory(&genesis, &alloc)?,
+    };
     // Built blocks are imported through the sequential path: it checks the builder's
     // output with nothing taken from the BAL.
     let chain = Blockchain::new(store.clone(), config.clone())
@@ -205,17 +326,33 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(out.join("stress.bal.rlp"));
     }
     std::fs::write(out.join("stress.genesis.json"), serde_json::to_string_pretty(&genesis)?)?;
-    let name = format!(
-        "ethrex_stress_{}_seed{}_{}blocks",
-        fork.name().to_lowercase(),
-        options.seed,
-        options.blocks
-    );
-    let test = blockchain_test_json(&name, fork, &config, &genesis_block, &alloc, &blocks, &store)?;
-    std::fs::write(out.join("stress.blockchain_test.json"), serde_json::to_string(&test)?)?;
+    let test_path = out.join("stress.blockchain_test.json");
+    if let Some(filler) = &filler {
+        std::fs::write(out.join(STATE_FILE), serde_json::to_string_pretty(filler)?)?;
+        // A stale test from an earlier run would not match this chain.
+        let _ = std::fs::remove_file(&test_path);
+        eprintln!(
+            "note: no stress.blockchain_test.json: the independent checkers load the whole \
+             pre-state from the test's JSON, and the filler's state is not in it; importing \
+             needs {STATE_FILE} beside the chain"
+        );
+    } else {
+        // A stale filler from an earlier run would make readers build the wrong genesis.
+        let _ = std::fs::remove_file(out.join(STATE_FILE));
+        let name = format!(
+            "ethrex_stress_{}_seed{}_{}blocks",
+            fork.name().to_lowercase(),
+            options.seed,
+            options.blocks
+        );
+        let test =
+            blockchain_test_json(&name, fork, &config, &genesis_block, &alloc, &blocks, &store)?;
+        std::fs::write(&test_path, serde_json::to_string(&test)?)?;
+    }
 
     if options.mutations > 0 {
-        let fixture = crate::bench::LoadedFixture { genesis, config, blocks: blocks.clone() };
+        let fixture =
+            crate::bench::LoadedFixture { genesis, config, filler: None, blocks: blocks.clone() };
         let (outcomes, tests) =
             crate::mutate::mutations(&fixture, fork, options.mutations, options.seed)?;
         std::fs::write(out.join("stress.mutations.json"), serde_json::to_string(&tests)?)?;

@@ -6,4 +6,5 @@ pub mod generate;
 pub mod mutate;
 pub mod plot;
 pub mod report;
+pub mod sweep;
 mod workload;

@@ -3,6 +3,7 @@
 pub mod builder;
 pub mod chain_file;
 pub mod error;
+pub mod filler;
 pub mod fork_choice;
 pub mod genesis;
 pub mod import;

@@ -13,6 +13,8 @@
 //!   Writer:  raw slots (write(start, n, seed) sets slot start+i to seed+i)
 //!   Burner:  0 last
 //!   Delegate (runs in the delegating EOA's storage): 0 pings
+//!   SloadRandom (hand-written, `SLOAD_RANDOM_RUNTIME`): the state filler's slots, the
+//!           entries of a mapping(address => uint256) at slot 0 (as Token's balanceOf)
 //! `workload::tests` checks them against the compiled code by running blocks (pool
 //! reserves equal the pools' token balances, the router keeps its dust, counters advance).
 
@@ -87,6 +89,9 @@ pub(crate) struct Addresses {
     /// A contract that self-destructs to its caller (`CALLER SELFDESTRUCT`); created at
     /// genesis, so EIP-6780 only moves its balance.
     pub(crate) destructor: Address,
+    /// The hand-written contract reading random filler slots (`SLOAD_RANDOM_RUNTIME`);
+    /// in the genesis only with a state filler.
+    pub(crate) sload_random: Address,
 }
 
 impl Addresses {
@@ -102,6 +107,7 @@ impl Addresses {
             delegate: fixed("import-bench/delegate", 0),
             blob_inbox: fixed("import-bench/blob-inbox", 0),
             destructor: fixed("import-bench/destructor", 0),
+            sload_random: fixed("import-bench/sload-random", 0),
         }
     }
 }
@@ -244,3 +250,76 @@ pub(crate) fn creation_with_arg(creation: &Bytes, arg: U256) -> Bytes {
 /// `CALLER SELFDESTRUCT`: as runtime code it sends the contract's balance to its caller; as
 /// init code the new contract is created and destroyed in the same transaction (EIP-6780).
 pub(crate) const SELFDESTRUCT_TO_CALLER: [u8; 2] = [0x33, 0xff];
+
+// ---- the I/O worst case: random reads of filled storage ----
+
+/// Reads `n` of the state filler's slots of its own storage (see
+/// `ethrex_blockchain::filler`) and nothing else; written by hand. Calldata is five raw
+/// words (no selector): `prefix, start, stride, n, m`. Read `i` (0-based) is filler key
+/// `j = (start + i * stride) mod m`, i.e. the slot `keccak256(pad32(a) ++ pad32(0))` of
+/// address `a = low 20 bytes of keccak256(prefix ++ pad32(j))`: the contract recomputes
+/// `StateFiller::slot(k, j)` from `prefix = StateFiller::account_prefix()`. With `stride`
+/// coprime to `m` and `n <= m` the `n` keys are distinct, so every read is cold. The
+/// values are discarded; the contract never reverts, and stops at once for `n = 0`.
+///
+/// ```text
+///  0 PUSH0 CALLDATALOAD PUSH0 MSTORE      mem[0..32] = prefix
+///  4 PUSH1 0x80 CALLDATALOAD              m
+///  7 PUSH1 0x40 CALLDATALOAD              m stride
+/// 10 PUSH1 0x20 CALLDATALOAD              m stride j
+/// 13 PUSH1 0x60 CALLDATALOAD              m stride j n
+/// 16 DUP1 ISZERO PUSH2 62 JUMPI           n = 0: done
+/// 22 JUMPDEST                             loop:
+/// 23 DUP2 PUSH1 0x20 MSTORE               mem[32..64] = j
+/// 27 PUSH1 0x40 PUSH0 KECCAK256           h = keccak256(prefix ++ j)
+/// 31 PUSH1 0x60 SHL PUSH1 0x60 SHR        a = h mod 2^160
+/// 37 PUSH1 0x40 MSTORE                    mem[64..96] = a (mem[96..128] stays 0)
+/// 40 PUSH1 0x40 PUSH1 0x40 KECCAK256      slot = keccak256(pad32(a) ++ pad32(0))
+/// 45 SLOAD POP
+/// 47 DUP4 DUP4 DUP4 ADDMOD SWAP2 POP      j = (j + stride) mod m
+/// 53 PUSH1 1 SWAP1 SUB                    n = n - 1
+/// 57 DUP1 PUSH2 22 JUMPI                  n != 0: loop
+/// 62 JUMPDEST STOP
+/// ```
+pub(crate) static SLOAD_RANDOM_RUNTIME: LazyLock<Bytes> = LazyLock::new(|| {
+    #[rustfmt::skip]
+    let code: [u8; 64] = [
+        0x5f, 0x35, 0x5f, 0x52,
+        0x60, 0x80, 0x35,
+        0x60, 0x40, 0x35,
+        0x60, 0x20, 0x35,
+        0x60, 0x60, 0x35,
+        0x80, 0x15, 0x61, 0x00, 62, 0x57,
+        0x5b,
+        0x81, 0x60, 0x20, 0x52,
+        0x60, 0x40, 0x5f, 0x20,
+        0x60, 0x60, 0x1b, 0x60, 0x60, 0x1c,
+        0x60, 0x40, 0x52,
+        0x60, 0x40, 0x60, 0x40, 0x20,
+        0x54, 0x50,
+        0x83, 0x83, 0x83, 0x08, 0x91, 0x50,
+        0x60, 0x01, 0x90, 0x03,
+        0x80, 0x61, 0x00, 22, 0x57,
+        0x5b, 0x00,
+    ];
+    Bytes::copy_from_slice(&code)
+});
+
+/// Gas of one iteration of SloadRandom's loop, counted from the code above: 2,100 for
+/// the cold SLOAD (EIP-2929; EIP-8038 keeps it at 2,100 in total), 84 for the two
+/// 64-byte KECCAK256s, 88 for the other 26 opcodes. Recount after changing the code
+/// (`workload::tests` checks it against executed transactions to the gas).
+pub(crate) const SLOAD_RANDOM_GAS_PER_READ: u64 = 2_272;
+/// Gas of SloadRandom outside the loop: the calldata loads, the n = 0 check, the final
+/// JUMPDEST and 4 words of memory.
+pub(crate) const SLOAD_RANDOM_SETUP_GAS: u64 = 66;
+
+/// Calldata of a SloadRandom call (see `SLOAD_RANDOM_RUNTIME`).
+pub(crate) fn sload_random(prefix: B256, start: u64, stride: u64, n: u64, m: u64) -> Bytes {
+    let mut data = Vec::with_capacity(5 * 32);
+    data.extend_from_slice(prefix.as_slice());
+    for w in [start, stride, n, m] {
+        data.extend_from_slice(word_u64(w).as_slice());
+    }
+    data.into()
+}

@@ -33,6 +33,9 @@ pub(crate) struct Costs {
     /// Access-list intrinsic costs per address and per storage key.
     pub(crate) al_address: u64,
     pub(crate) al_key: u64,
+    /// Intrinsic gas of a call carrying no value (before calldata): 21000, and from
+    /// Amsterdam EIP-2780's 12000 base plus the recipient's cold access (3000).
+    pub(crate) call_intrinsic: u64,
 }
 
 impl Costs {
@@ -55,6 +58,7 @@ impl Costs {
                 floor_byte: 64,
                 al_address: 2_900 + 20 * 64,
                 al_key: 2_000 + 32 * 64,
+                call_intrinsic: 12_000 + 3_000,
             }
         } else {
             Costs {
@@ -69,6 +73,7 @@ impl Costs {
                 floor_byte: 40,
                 al_address: 2_400,
                 al_key: 1_900,
+                call_intrinsic: 21_000,
             }
         }
     }

@@ -9,6 +9,7 @@
 
 use super::accounts::{derive, sign_authorization, sign_tx, Sender};
 use super::contracts::{self, *};
+use super::gas::Costs;
 use super::Workload;
 use alloy_consensus::{
     TxEip1559, TxEip2930, TxEip4844, TxEip4844Variant, TxEip7702, TxLegacy, TypedTransaction,
@@ -31,6 +32,30 @@ const MIX: [(Kind, u32); 7] = [
     (Kind::Deploy, 30),
     (Kind::Eip7702, 30),
 ];
+
+/// With a state filler, the share (percent) of ETH and ERC-20 transfer recipients drawn
+/// uniformly from the filler's cold key space (existing filler accounts for ETH, holders
+/// whose balance slot the filler wrote for ERC-20) instead of the hot Zipf-ranked holders
+/// and senders: 30%. The Zipf head stands for what a warm cache serves (popular tokens,
+/// pools, active senders); the filler for what it misses (payments to long-idle
+/// addresses, the long tail of token holders). A third of the recipients makes those
+/// misses a clear part of a block's state I/O without turning the mix into the worst
+/// case, which `WorkloadKind::SloadRandom` is. With `COLD_READ_PCT`, a block of the mix
+/// then touches ~25 cold accounts of ~430 and ~520 cold slots of ~2,100 in its BAL
+/// (measured by `workload::tests::filled_mix_imports_and_touches_the_cold_state`).
+pub(crate) const COLD_RECIPIENT_PCT: u32 = 30;
+/// With filler slots, the share (percent) of a block's plain transactions replaced by
+/// cold reads: calls reading `COLD_READS` random filler slots of the SloadRandom contract,
+/// as a contract reading many users' balances or positions does (~10 transactions and
+/// ~480 cold slot reads in a block of 200-500 transactions).
+pub(crate) const COLD_READ_PCT: u32 = 3;
+/// Filler slots one cold-read transaction reads.
+const COLD_READS: std::ops::RangeInclusive<u64> = 16..=64;
+/// A SloadRandom block ends when less than this much gas is left.
+const MIN_SLOAD_TX_GAS: u64 = 1_000_000;
+/// Gas a SloadRandom transaction's limit keeps above its counted use (the count is exact;
+/// this covers a calldata byte priced higher than assumed).
+const SLOAD_MARGIN: u64 = 1_000;
 
 /// Keccak rounds of a compute-heavy transaction: 10k..28k rounds is ~1..3M gas.
 const BURN_ROUNDS: std::ops::RangeInclusive<u64> = 10_000..=28_000;
@@ -86,6 +111,8 @@ enum Kind {
     Request,
     /// A SELFDESTRUCT: of a contract created in the same transaction, or of a genesis one.
     SelfDestruct,
+    /// Reads of random filler slots (only with a state filler).
+    ColdRead,
 }
 
 /// A transaction chosen but not yet given nonces or signatures.
@@ -244,6 +271,9 @@ impl Workload {
     ) -> Vec<Planned> {
         let mut rng =
             ChaCha8Rng::from_seed(derive(self.config.seed, "import-bench/block", number).0);
+        if self.config.kind == super::WorkloadKind::SloadRandom {
+            return self.plan_sload_block(&mut rng, base_fee);
+        }
         let count = rng.random_range(self.config.min_txs..=self.config.max_txs);
 
         let total_weight: u32 = MIX.iter().map(|(_, w)| w).sum();
@@ -284,6 +314,19 @@ impl Workload {
                 }
             }
         }
+        // With filler slots, cold reads in place of some plain transactions (no draw
+        // without a filler: the plain fixture stays as it was).
+        if self.cold_read_slots() > 0 {
+            for kind in &mut kinds {
+                let plain = !matches!(
+                    kind,
+                    Kind::Compute | Kind::Blob | Kind::Request | Kind::SelfDestruct
+                );
+                if rng.random_range(0..100) < COLD_READ_PCT && plain {
+                    *kind = Kind::ColdRead;
+                }
+            }
+        }
 
         // Gas limits of a block add up to at most 98% of the block gas limit (the builder
         // rejects a transaction whose limit exceeds the gas left).
@@ -304,6 +347,7 @@ impl Workload {
                 Kind::Blob => self.plan_blob(&mut rng, base_fee, blob_base_fee, &mut blobs_left),
                 Kind::Request => self.plan_request(&mut rng, base_fee),
                 Kind::SelfDestruct => self.plan_selfdestruct(&mut rng, base_fee),
+                Kind::ColdRead => self.plan_cold_read(&mut rng, base_fee),
             };
             if used + planned.gas_limit() > budget {
                 planned = self.plan_plain_transfer(&mut rng, base_fee);
@@ -337,14 +381,23 @@ impl Workload {
     /// balance slot).
     fn plan_erc20(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
         let sender = self.pick_sender(rng);
-        let token = self.addrs.tokens[self.token_pop.sample(rng)];
-        let r = rng.random_range(0..100);
-        let (to, fresh) = if r < 85 {
-            (self.holders[self.holder_pop.sample(rng)], false)
-        } else if r < 95 {
-            (self.senders[self.pick_sender(rng)].address, false)
+        let t = self.token_pop.sample(rng);
+        let token = self.addrs.tokens[t];
+        // Tokens are the filler's first contracts: filler holder j < slots_of(t) has a
+        // balance slot in token t.
+        let cold_holders = self.config.filler.as_ref().map_or(0, |f| f.slots_of(t));
+        let (to, fresh) = if cold_holders > 0 && rng.random_range(0..100) < COLD_RECIPIENT_PCT {
+            let filler = self.config.filler.as_ref().expect("checked");
+            (filler.account(rng.random_range(0..cold_holders)), false)
         } else {
-            (self.fresh_address(), true)
+            let r = rng.random_range(0..100);
+            if r < 85 {
+                (self.holders[self.holder_pop.sample(rng)], false)
+            } else if r < 95 {
+                (self.senders[self.pick_sender(rng)].address, false)
+            } else {
+                (self.fresh_address(), true)
+            }
         };
         // 0.001 .. 100 tokens.
         let amount = U256::from(rng.random_range(1_000_000_000_000_000u128..=100 * super::ETHER));
@@ -378,15 +431,22 @@ impl Workload {
     /// Delegate's receive), to a holder, or to a never-seen address (a new account).
     fn plan_eth(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
         let sender = self.pick_sender(rng);
-        let r = rng.random_range(0..100);
-        let (to, fresh, delegated) = if r < 35 {
-            (self.fresh_address(), true, false)
-        } else if r < 75 {
-            let s = &self.senders[self.pick_sender(rng)];
-            (s.address, false, s.delegated)
-        } else {
-            (self.holders[rng.random_range(0..self.holders.len())], false, false)
-        };
+        let cold_accounts = self.config.filler.as_ref().map_or(0, |f| f.accounts);
+        let (to, fresh, delegated) =
+            if cold_accounts > 0 && rng.random_range(0..100) < COLD_RECIPIENT_PCT {
+                let filler = self.config.filler.as_ref().expect("checked");
+                (filler.account(rng.random_range(0..cold_accounts)), false, false)
+            } else {
+                let r = rng.random_range(0..100);
+                if r < 35 {
+                    (self.fresh_address(), true, false)
+                } else if r < 75 {
+                    let s = &self.senders[self.pick_sender(rng)];
+                    (s.address, false, s.delegated)
+                } else {
+                    (self.holders[rng.random_range(0..self.holders.len())], false, false)
+                }
+            };
         let value = U256::from(rng.random_range(100_000_000_000_000u128..=super::ETHER));
         let ty = Self::pick_ty(rng, 30, 5);
         self.eth_transfer(rng, base_fee, sender, to, value, fresh, delegated, ty, "eth")
@@ -824,4 +884,100 @@ impl Workload {
         }));
         self.plan("blob", sender, tx)
     }
+
+    // ---- reads of the filler's cold slots ----
+
+    /// Filler slots of the SloadRandom contract (0 without a filler).
+    fn cold_read_slots(&self) -> u64 {
+        self.config.filler.as_ref().map_or(0, |f| f.slots_of(self.sload_index()))
+    }
+
+    /// The SloadRandom contract's index among the filler's contracts.
+    fn sload_index(&self) -> usize {
+        match self.config.kind {
+            super::WorkloadKind::Mix => TOKENS,
+            super::WorkloadKind::SloadRandom => 0,
+        }
+    }
+
+    /// SloadRandom calldata reading `n` distinct random filler slots (at most all of
+    /// them), and the reads it makes.
+    fn sload_call(&self, rng: &mut ChaCha8Rng, n: u64) -> (Bytes, u64) {
+        let filler = self.config.filler.as_ref().expect("SloadRandom needs a filler");
+        let m = self.cold_read_slots();
+        assert!(m > 0, "SloadRandom needs filler slots");
+        let n = n.min(m);
+        let start = rng.random_range(0..m);
+        // A stride coprime to m visits m distinct keys before repeating one.
+        let stride = loop {
+            let s = if m == 1 { 1 } else { rng.random_range(1..m) };
+            if gcd(s, m) == 1 {
+                break s;
+            }
+        };
+        (sload_random(filler.account_prefix(), start, stride, n, m), n)
+    }
+
+    /// A transaction reading a few dozen cold filler slots (`COLD_READS`).
+    fn plan_cold_read(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Planned {
+        let sender = self.pick_sender(rng);
+        let reads = rng.random_range(COLD_READS);
+        let (input, n) = self.sload_call(rng, reads);
+        let exec = SLOAD_RANDOM_SETUP_GAS + n * SLOAD_RANDOM_GAS_PER_READ;
+        let gas = self.costs.limit(input.len(), 0, exec);
+        let fee = Self::fee(rng, base_fee);
+        let tx = self.build(
+            Ty::DynamicFee,
+            TxKind::Call(self.addrs.sload_random),
+            U256::ZERO,
+            input,
+            gas,
+            AccessList::default(),
+            fee,
+        );
+        self.plan("cold-read", sender, tx)
+    }
+
+    /// The reads a SloadRandom transaction with gas limit `limit` makes: as many as its
+    /// counted gas allows (the intrinsic gas with 16 per calldata byte, the contract's
+    /// setup and loop), less a margin.
+    pub(crate) fn sload_reads_for(costs: &Costs, limit: u64) -> u64 {
+        let fixed = costs.call_intrinsic + 16 * 5 * 32 + SLOAD_RANDOM_SETUP_GAS + SLOAD_MARGIN;
+        limit.saturating_sub(fixed) / SLOAD_RANDOM_GAS_PER_READ
+    }
+
+    /// A SloadRandom block: transactions of `SLOAD_RANDOM_TX_GAS` (the last one with the
+    /// rest, if at least `MIN_SLOAD_TX_GAS`) until the block gas limit, each reading as
+    /// many random filler slots as its gas allows.
+    fn plan_sload_block(&mut self, rng: &mut ChaCha8Rng, base_fee: u64) -> Vec<Planned> {
+        let mut left = self.config.gas_limit;
+        let mut out = Vec::new();
+        while left >= MIN_SLOAD_TX_GAS {
+            let limit = super::SLOAD_RANDOM_TX_GAS.min(left);
+            left -= limit;
+            let sender = self.pick_sender(rng);
+            let (input, _) = self.sload_call(rng, Self::sload_reads_for(&self.costs, limit));
+            let fee = Self::fee(rng, base_fee);
+            let tx = self.build(
+                Ty::DynamicFee,
+                TxKind::Call(self.addrs.sload_random),
+                U256::ZERO,
+                input,
+                limit,
+                AccessList::default(),
+                fee,
+            );
+            let mut planned = self.plan("sload-random", sender, tx);
+            self.commit(&mut planned);
+            out.push(planned);
+        }
+        out
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }

@@ -12,6 +12,11 @@
 //! ChaCha8 streams seeded per block from the seed, keys and addresses are keccak-derived
 //! from it, nothing iterates a hash map, and ECDSA signatures are RFC 6979.
 //!
+//! With a state filler (`ethrex_blockchain::filler`, `WorkloadConfig::filler`) part of
+//! the traffic goes to the filler's cold accounts and slots (`mix::COLD_RECIPIENT_PCT`,
+//! `mix::COLD_READ_PCT`), and `WorkloadKind::SloadRandom` replaces the mix with the I/O
+//! worst case; without one, the transactions are exactly those of the plain mix.
+//!
 //! Modules: `zipf` (popularity sampler), `accounts` (keys, nonces, signing), `contracts`
 //! (bytecode, addresses, storage layouts, calldata), `gas` (gas limits), `mix` (the
 //! transaction builders); the EIP-2935/4788/7002/7251 predeploys come from
@@ -27,6 +32,7 @@ mod zipf;
 mod tests;
 
 pub(crate) use accounts::{derive, derive_address};
+pub(crate) use ethrex_blockchain::filler::StateFiller;
 pub(crate) use ethrex_blockchain::system_contracts::system_contracts;
 pub(crate) use zipf::Zipf;
 
@@ -39,6 +45,33 @@ use gas::Costs;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
+/// What the blocks do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WorkloadKind {
+    /// The mainnet-shaped mix (`mix.rs`); with a state filler, part of it goes to the
+    /// filler's cold accounts and slots (`mix::COLD_RECIPIENT_PCT`, `mix::COLD_READ_PCT`).
+    Mix,
+    /// The I/O worst case: every transaction only reads random filler slots of one
+    /// contract (`contracts::SLOAD_RANDOM_RUNTIME`), `SLOAD_RANDOM_TX_GAS` each, until
+    /// the block is full. Needs a filler with slots.
+    SloadRandom,
+}
+
+/// Gas limit of a SloadRandom transaction: 16M, as in the study "Block-level access
+/// lists and parallel I/O" (under EIP-7825's 2^24 cap).
+pub(crate) const SLOAD_RANDOM_TX_GAS: u64 = 16_000_000;
+
+/// The contracts holding the filler's slots for a workload kind, in the filler's order:
+/// the tokens (filler accounts then hold balances that transfers to them rewrite) and
+/// the SloadRandom contract for the mix, the SloadRandom contract alone for the worst case.
+pub(crate) fn filler_contracts(kind: WorkloadKind) -> Vec<Address> {
+    let addrs = Addresses::new();
+    match kind {
+        WorkloadKind::Mix => addrs.tokens.iter().copied().chain([addrs.sload_random]).collect(),
+        WorkloadKind::SloadRandom => vec![addrs.sload_random],
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct WorkloadConfig {
     pub(crate) seed: u64,
@@ -49,6 +82,9 @@ pub(crate) struct WorkloadConfig {
     /// Transactions per block, drawn uniformly from [min_txs, max_txs].
     pub(crate) min_txs: usize,
     pub(crate) max_txs: usize,
+    pub(crate) kind: WorkloadKind,
+    /// The cold state under the genesis, if any (its contracts from `filler_contracts`).
+    pub(crate) filler: Option<StateFiller>,
 }
 
 /// Funded senders (keys known). Mainnet-like: most traffic from a long tail, some from a
@@ -94,6 +130,14 @@ pub(crate) struct Workload {
 impl Workload {
     pub(crate) fn new(config: WorkloadConfig) -> Self {
         assert!(config.min_txs <= config.max_txs && config.max_txs > 0, "bad tx count range");
+        if let Some(filler) = &config.filler {
+            assert_eq!(filler.contracts, filler_contracts(config.kind), "filler contracts");
+        }
+        assert!(
+            config.kind == WorkloadKind::Mix
+                || config.filler.as_ref().is_some_and(|f| f.slots_of(0) > 0),
+            "the sload-random workload needs filler slots"
+        );
         let seed = config.seed;
         let senders: Vec<Sender> =
             (0..SENDERS as u64).into_par_iter().map(|i| Sender::derive(seed, i)).collect();
@@ -231,6 +275,10 @@ impl Workload {
             contract(&BURNER_RUNTIME, BTreeMap::from([(U256::from(BURNER_LAST_SLOT), last)])),
         );
         alloc.insert(self.addrs.delegate, contract(&DELEGATE_RUNTIME, BTreeMap::new()));
+        if self.config.filler.is_some() {
+            // Its storage is the filler's.
+            alloc.insert(self.addrs.sload_random, contract(&SLOAD_RANDOM_RUNTIME, BTreeMap::new()));
+        }
         alloc
     }
 

@@ -88,6 +88,26 @@ fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
 }
 
 impl Store {
+    /// Writes state that belongs to no block: flat accounts and slots, code and trie
+    /// nodes, with no change set, and without moving the head. For building a genesis
+    /// state too large for one batch in chunks (`ethrex_blockchain::filler`), before
+    /// `commit_genesis` writes the block over it; nothing points at this state until then.
+    /// Like every write, it is readable at once and reaches the disk in the background.
+    /// The batch is sorted by table and key first (a stable sort: of two writes of one
+    /// key the later still wins): RocksDB inserts keys in order several times faster.
+    pub fn write_state(&self, state: StateUpdate) -> Result<(), StoreError> {
+        use rayon::slice::ParallelSliceMut;
+        let ops = state.accounts.len()
+            + state.storage.len()
+            + state.wiped_storage.len()
+            + state.codes.len()
+            + state.trie_nodes.len();
+        let mut batch = WriteBatch::with_capacity(ops);
+        put_state(&mut batch, state);
+        batch.ops.par_sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        self.write(batch)
+    }
+
     /// Writes the genesis block and its state, and makes it the head.
     pub fn commit_genesis(
         &self,
