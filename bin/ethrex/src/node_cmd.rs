@@ -4,11 +4,12 @@ use anyhow::{bail, Context};
 use clap::Args;
 use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
-use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch, BAL_PARALLEL_TX_THRESHOLD};
+use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
 use ethrex_common::ChainConfig;
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::Node;
 use ethrex_storage::{DbKind, Store};
+use ethrex_vm::Schedule;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -42,9 +43,15 @@ impl DbArgs {
 /// Tuning of the parallel BAL path, shared by every command that imports blocks.
 #[derive(Args, Clone)]
 pub(crate) struct ParallelTuning {
-    /// Blocks with fewer transactions are executed sequentially (0: every block with a BAL).
-    #[arg(long, default_value_t = BAL_PARALLEL_TX_THRESHOLD)]
-    pub(crate) parallel_threshold: usize,
+    /// Blocks with fewer transactions are executed sequentially (0: every block with a
+    /// BAL). Default: a cost model decides per block from the transactions' gas limits
+    /// and the thread count whether the parallel path pays.
+    #[arg(long)]
+    pub(crate) parallel_threshold: Option<usize>,
+    /// The order the parallel workers take a block's transactions in: longest-first
+    /// (largest gas limit first, the critical path started first) or block-order.
+    #[arg(long, default_value = "longest-first", value_parser = ["longest-first", "block-order"])]
+    pub(crate) schedule: String,
     /// Prefetch BAL-named state into the block's cache alongside parallel execution. Off
     /// by default: with the store's in-memory caches it costs more CPU than it saves.
     #[arg(long)]
@@ -61,7 +68,11 @@ impl ParallelTuning {
             parallel_threshold: self.parallel_threshold,
             prefetch: if self.bal_warmer { Prefetch::Beside } else { Prefetch::Off },
             parallel_trie: !self.no_bal_parallel_trie,
-            ..ImportOptions::default()
+            schedule: if self.schedule == "block-order" {
+                Schedule::BlockOrder
+            } else {
+                Schedule::LongestFirst
+            },
         }
     }
 }

@@ -56,7 +56,7 @@ impl Mode {
             Mode::Sequential => ImportOptions { parallel: false, ..tuning },
             // Below the threshold every block executes sequentially, on the pool.
             Mode::SequentialPooled => {
-                ImportOptions { parallel: true, parallel_threshold: usize::MAX, ..tuning }
+                ImportOptions { parallel: true, parallel_threshold: Some(usize::MAX), ..tuning }
             }
             Mode::Parallel | Mode::Ceiling => ImportOptions { parallel: true, ..tuning },
         }

@@ -258,7 +258,7 @@ pub fn mutations(
     let alloc = geth_alloc(&fixture.genesis);
     let (store, genesis) = crate::generate::genesis_in_memory(&fixture.genesis, &alloc)?;
     // Both paths see the mutations: the parallel one wherever a BAL is present.
-    let options = ImportOptions { parallel_threshold: 0, ..ImportOptions::default() };
+    let options = ImportOptions { parallel_threshold: Some(0), ..ImportOptions::default() };
     let chain = Blockchain::new(store, fixture.config.clone()).with_options(options);
 
     // Which mutations go before which block.

@@ -85,14 +85,18 @@ impl SweepMode {
             SweepMode::Sequential if threads == 1 => ImportOptions { parallel: false, ..tuning },
             SweepMode::Sequential => ImportOptions {
                 parallel: true,
-                parallel_threshold: usize::MAX,
+                parallel_threshold: Some(usize::MAX),
                 prefetch: Prefetch::Off,
                 ..tuning
             },
             SweepMode::Parallel => ImportOptions { parallel: true, ..tuning },
-            SweepMode::Design(d) => {
-                ImportOptions { parallel: true, prefetch: d.prefetch(), ..tuning }
-            }
+            // A design is measured on every block, whatever the cost model would pick.
+            SweepMode::Design(d) => ImportOptions {
+                parallel: true,
+                parallel_threshold: Some(0),
+                prefetch: d.prefetch(),
+                ..tuning
+            },
         }
     }
 }

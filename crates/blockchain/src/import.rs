@@ -82,8 +82,27 @@ impl ExecutionPath {
     }
 }
 
-/// Default minimum number of transactions for the parallel path.
-pub const BAL_PARALLEL_TX_THRESHOLD: usize = 5;
+/// What the parallel path costs per block beyond the transactions themselves (preparing
+/// the BAL's two indexes, one state per transaction, the ordered commit), expressed in gas
+/// of sequential execution. An estimate: on the stress fixture at 2 threads, blocks of a
+/// few plain transfers import as fast either way, which puts it near 10 transfers of work.
+pub const PARALLEL_OVERHEAD_GAS: u64 = 200_000;
+
+/// Whether the parallel path is predicted to be faster for `txs` on `threads` workers.
+/// Each transaction's cost is taken as its gas limit (the only figure known before it
+/// runs); the parallel path takes at least its longest transaction and at best an even
+/// share of the work per worker, plus `PARALLEL_OVERHEAD_GAS`.
+pub fn parallel_pays(txs: &[ethrex_common::Transaction], threads: usize) -> bool {
+    use alloy_consensus::Transaction as _;
+    if txs.len() < 2 || threads < 2 {
+        return false;
+    }
+    let (work, longest) = txs.iter().fold((0u64, 0u64), |(work, longest), tx| {
+        (work.saturating_add(tx.gas_limit()), longest.max(tx.gas_limit()))
+    });
+    let parallel = (work / threads as u64).max(longest).saturating_add(PARALLEL_OVERHEAD_GAS);
+    parallel < work
+}
 
 /// How blocks are executed.
 #[derive(Debug, Clone, Copy)]
@@ -91,8 +110,9 @@ pub struct ImportOptions {
     /// Use the BAL-driven parallel path for Amsterdam blocks, and the rayon pool for the
     /// rest of the import. Off: the whole import runs on one thread (single-core baseline).
     pub parallel: bool,
-    /// Blocks with fewer transactions run sequentially (0: always parallel).
-    pub parallel_threshold: usize,
+    /// Blocks with fewer transactions run sequentially (`Some(0)`: always parallel);
+    /// `None`: the cost model decides per block (`parallel_pays`).
+    pub parallel_threshold: Option<usize>,
     /// Whether and when to read the state the BAL names into the block's cache.
     /// Off by default: the store keeps the flat state in memory, where the prefetch
     /// competes with execution for the cores (measurements in `docs/benchmarks.md`); on
@@ -123,7 +143,7 @@ impl Default for ImportOptions {
     fn default() -> Self {
         Self {
             parallel: true,
-            parallel_threshold: BAL_PARALLEL_TX_THRESHOLD,
+            parallel_threshold: None,
             prefetch: Prefetch::Off,
             parallel_trie: true,
             schedule: Schedule::LongestFirst,
@@ -242,11 +262,18 @@ impl Blockchain {
         self
     }
 
+    fn parallel_pays(&self, txs: &[ethrex_common::Transaction]) -> bool {
+        match self.options.parallel_threshold {
+            Some(min) => txs.len() >= min,
+            None => parallel_pays(txs, rayon::current_num_threads()),
+        }
+    }
+
     fn choose_path(&self, block: &Block, bal: Option<&BlockAccessList>) -> ExecutionPath {
         match bal {
             None => ExecutionPath::SequentialNoBal,
             Some(_) if !self.options.parallel => ExecutionPath::SequentialDisabled,
-            Some(_) if block.body.transactions.len() < self.options.parallel_threshold => {
+            Some(_) if !self.parallel_pays(&block.body.transactions) => {
                 ExecutionPath::SequentialSmallBlock
             }
             // The parallel path indexes the BAL by address; a non-canonical account list

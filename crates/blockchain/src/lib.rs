@@ -14,7 +14,7 @@ pub mod validation;
 
 pub use builder::{BuiltBlock, PayloadAttributes};
 pub use error::{BlockError, StorageFault};
+pub use import::{parallel_pays, PARALLEL_OVERHEAD_GAS};
 pub use import::{
     BatchError, BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, Prefetch,
-    BAL_PARALLEL_TX_THRESHOLD,
 };

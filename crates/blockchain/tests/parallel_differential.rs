@@ -1079,3 +1079,31 @@ fn an_invalid_block_in_a_batch_gets_the_block_by_block_verdict_and_leaves_no_tra
     }
     assert!(checked >= 5, "only {checked} mutations applied");
 }
+
+// ------------------------------------------------------------------------------------
+// 6. The cost model that picks the path per block.
+// ------------------------------------------------------------------------------------
+
+#[test]
+fn the_cost_model_picks_the_parallel_path_when_the_work_spreads() {
+    use ethrex_blockchain::parallel_pays;
+    let key = signer("cost", 0);
+    let to = TxKind::Call(Address::repeat_byte(0x42));
+    let txs = |n: usize, gas: u64| -> Vec<_> {
+        (0..n).map(|i| eip1559(&key, i as u64, to, U256::ZERO, Bytes::new(), gas)).collect()
+    };
+    // A few plain transfers: the parallel path's fixed cost outweighs the work.
+    assert!(!parallel_pays(&txs(5, 21_000), 2));
+    assert!(!parallel_pays(&txs(5, 21_000), 16));
+    // Many of them spread well.
+    assert!(parallel_pays(&txs(40, 21_000), 2));
+    // Four heavy transactions: worth it even below the old 5-transaction threshold.
+    assert!(parallel_pays(&txs(4, 16_000_000), 2));
+    // One heavy transaction among light ones bounds the parallel time from below.
+    let mut lopsided = txs(1, 30_000_000);
+    lopsided.extend((1..10).map(|i| eip1559(&key, i, to, U256::ZERO, Bytes::new(), 21_000)));
+    assert!(!parallel_pays(&lopsided, 16));
+    // One worker, or one transaction: never.
+    assert!(!parallel_pays(&txs(100, 1_000_000), 1));
+    assert!(!parallel_pays(&txs(1, 30_000_000), 16));
+}

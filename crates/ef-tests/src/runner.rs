@@ -50,7 +50,7 @@ impl RunOptions {
     /// path (threshold 0), the warmer on.
     pub fn new(db: DbKind, mode: Mode) -> Self {
         let import = ImportOptions {
-            parallel_threshold: 0,
+            parallel_threshold: Some(0),
             prefetch: Prefetch::Beside,
             ..ImportOptions::default()
         };

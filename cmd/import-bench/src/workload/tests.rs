@@ -306,7 +306,8 @@ fn import_filled(f: &FilledFixture) -> Vec<Vec<u64>> {
         };
         let genesis = init_genesis_filled(&store, &f.fixture.genesis, Some(&f.filler)).unwrap();
         assert_eq!(genesis.hash_slow(), f.fixture.blocks[0].block.header.parent_hash);
-        let options = ImportOptions { parallel, parallel_threshold: 0, ..ImportOptions::default() };
+        let options =
+            ImportOptions { parallel, parallel_threshold: Some(0), ..ImportOptions::default() };
         let chain = Blockchain::new(store.clone(), f.fixture.config.clone()).with_options(options);
         gas.clear();
         for block in &f.fixture.blocks {

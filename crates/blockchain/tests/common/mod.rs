@@ -477,7 +477,7 @@ impl Scenario {
 pub(crate) fn parallel_options() -> ImportOptions {
     ImportOptions {
         parallel: true,
-        parallel_threshold: 0,
+        parallel_threshold: Some(0),
         prefetch: Prefetch::Beside,
         ..ImportOptions::default()
     }
@@ -487,7 +487,7 @@ pub(crate) fn parallel_options() -> ImportOptions {
 pub(crate) fn parallel_plain_options() -> ImportOptions {
     ImportOptions {
         parallel: true,
-        parallel_threshold: 0,
+        parallel_threshold: Some(0),
         prefetch: Prefetch::Off,
         parallel_trie: false,
         ..ImportOptions::default()
@@ -497,7 +497,7 @@ pub(crate) fn parallel_plain_options() -> ImportOptions {
 pub(crate) fn sequential_options() -> ImportOptions {
     ImportOptions {
         parallel: false,
-        parallel_threshold: 0,
+        parallel_threshold: Some(0),
         prefetch: Prefetch::Off,
         ..ImportOptions::default()
     }
