@@ -53,3 +53,31 @@ echo "== a small Amsterdam stress chain through revme 43 and geth (bench/verify-
 bench/verify-fixture.sh "$SCRATCH/stress"
 echo "== differential test against geth: random chains and mutated blocks (bench/geth-diff.sh)"
 bench/geth-diff.sh 3 "$SCRATCH/geth-diff"
+
+# The I/O-realistic bench on a small big-state fixture: cold caches, emulated latency,
+# mega blocks of 4, both BAL I/O designs; the bench fails unless every point ends in the
+# same state root, and every block is checked against its header on the way.
+echo "== import-bench on a small filled state: --cold --batch 1,4 (state roots checked)"
+"$ETHREX" fixture stress --out "$SCRATCH/big" --blocks 8 --min-txs 20 --max-txs 60 \
+    --gas-limit 30000000 --state-accounts 5000 --state-slots 50000
+"$ETHREX" import-bench --fixture "$SCRATCH/big/stress.rlp" --mode all --threads 1,4 \
+    --batch 1,4 --bal-design batched-io,parallel-io --cold --read-latency-us 20 --sleep-ms 0 \
+    --json "$SCRATCH/big/bench.json"
+python3 - "$SCRATCH/big/bench.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["io"]["cold"] and report["io"]["read_latency_us"] == 20, report["io"]
+assert set(report["modes"]) == {"sequential", "sequential-pooled", "parallel", "ceiling"}, report["modes"].keys()
+assert all(m["wall_ms"] > 0 for m in report["modes"].values())
+sweep = report["sweep"]
+assert len(sweep) == 4 * 2 * 2, len(sweep)
+roots = {p["final_state_root"] for p in sweep}
+assert len(roots) == 1, roots
+assert all(p["blocks"] == report["fixture"]["blocks"] for p in sweep)
+assert all(p["backend_reads"] > 0 for p in sweep), "a cold run read nothing from the database"
+batched = [p for p in sweep if p["batch"] == 4 and p["mode"] != "sequential"]
+assert batched and all(p["parallel_blocks"] == p["blocks"] for p in batched), batched
+print(f"{len(sweep)} sweep points, one final state root {roots.pop()}")
+PY
+echo "== bench/io-study.sh --quick (the study's tables, seconds-long version)"
+IO_STUDY_FIXTURES="$SCRATCH/io-study-fixtures" bench/io-study.sh --quick "$SCRATCH/io-study"
