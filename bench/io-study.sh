@@ -213,8 +213,9 @@ BENCH=(import-bench --mode none --cold --read-latency-us "$LATENCY" --io-threads
 bench() {
     local name="$1" table="$2" fx="$3"
     shift 3
+    # The filled genesis database is built on the fixture's first bench and kept beside it.
     step "$name" "$table" "$RUNS/$name.json" "$ETHREX" "${BENCH[@]}" --fixture "$FIXTURES/$fx/stress.rlp" \
-        "$@" --json "$RUNS/$name.json"
+        --genesis-db "$FIXTURES/$fx/genesis-db-$DB" "$@" --json "$RUNS/$name.json"
     python3 "$PY" check "$RUNS"/*.json
 }
 

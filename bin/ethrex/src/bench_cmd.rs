@@ -38,8 +38,9 @@ pub(crate) struct BenchArgs {
     /// blocks run as one parallel unit, one database write per batch. Runs the sweep.
     #[arg(long, value_delimiter = ',')]
     batch: Vec<usize>,
-    /// BAL I/O designs for the sweep: parallel-io (prefetch beside execution) and/or
-    /// batched-io (prefetch first). Runs the sweep.
+    /// BAL I/O designs for the sweep: parallel-io (transactions read on demand, in
+    /// parallel), batched-io (everything the BAL names read first, then execution),
+    /// overlapped-io (both at once). Runs the sweep.
     #[arg(long, value_delimiter = ',')]
     bal_design: Vec<String>,
     /// The sweep's other rows: sequential and/or parallel (default both; empty with
@@ -64,6 +65,11 @@ pub(crate) struct BenchArgs {
     /// Keep the databases under this directory (default: a temporary directory).
     #[arg(long)]
     datadir: Option<PathBuf>,
+    /// Keep the genesis database (with the filler state) here and reuse it on later runs
+    /// of the same fixture, instead of building it in every run; a database holding
+    /// another genesis is an error.
+    #[arg(long)]
+    genesis_db: Option<PathBuf>,
     /// Pause between blocks, outside the timed region.
     #[arg(long, default_value_t = 100)]
     sleep_ms: u64,
@@ -126,6 +132,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     );
     options.db = db;
     options.datadir = a.datadir;
+    options.genesis_db = a.genesis_db;
     options.sleep = Duration::from_millis(a.sleep_ms);
     options.import = a.tuning.options(true);
     options.io = IoOptions {

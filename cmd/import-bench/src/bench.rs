@@ -111,6 +111,9 @@ pub struct BenchOptions {
     /// Keep the databases under this directory (cleared first); `None`: a temporary
     /// directory removed afterwards.
     pub datadir: Option<PathBuf>,
+    /// Keep the genesis database (the template every mode copies) here and reuse it on
+    /// later runs of the same fixture; `None`: built inside `datadir` for this run only.
+    pub genesis_db: Option<PathBuf>,
     /// Pause before each block in each mode, outside the timed region.
     pub sleep: Duration,
     /// How blocks are imported; `parallel` is set per mode.
@@ -131,6 +134,7 @@ impl BenchOptions {
             modes: vec![Mode::Sequential, Mode::Parallel],
             db: DbKind::Rocksdb,
             datadir: None,
+            genesis_db: None,
             sleep: Duration::from_millis(100),
             import: ImportOptions::default(),
             io: IoOptions { io_threads: DEFAULT_IO_THREADS, ..Default::default() },
@@ -225,15 +229,20 @@ impl Databases {
             }
         };
         let t = Instant::now();
-        let template = Store::open(options.db, Some(&root.join("genesis")))?;
+        let path = options.genesis_db.clone().unwrap_or_else(|| root.join("genesis"));
+        let reused = path.exists();
+        let template = Store::open(options.db, Some(&path))?;
+        // On a kept genesis database this only checks that it holds this genesis and
+        // filler (and fails if it holds another).
         init_genesis_filled(&template, &fixture.genesis, fixture.filler.as_ref())
-            .context("writing the genesis state")?;
+            .with_context(|| format!("writing the genesis state to {}", path.display()))?;
         template.flush()?;
         if let Some(f) = &fixture.filler {
             eprintln!(
-                "genesis database: {} filler accounts, {} filler slots, built in {:.1} s",
+                "genesis database: {} filler accounts, {} filler slots, {} in {:.1} s",
                 f.accounts,
                 f.slots,
+                if reused { "checked" } else { "built" },
                 t.elapsed().as_secs_f64()
             );
         }

@@ -19,30 +19,35 @@ use std::time::{Duration, Instant};
 /// How the BAL's state is read: the I/O designs of BAL-driven execution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Design {
-    /// Transactions start at once and read on demand, while the I/O pool prefetches
-    /// everything the BAL names beside them.
+    /// Every transaction reads what it needs when it needs it, the transactions in
+    /// parallel: the study's parallel I/O.
     ParallelIo,
-    /// The I/O pool reads everything the BAL names first; then the transactions run on
-    /// a warm cache.
+    /// The I/O pool reads everything the BAL names first, all at once; then the
+    /// transactions run on a warm cache: the study's batched I/O.
     BatchedIo,
+    /// Both at once: the transactions start at once and read on demand while the I/O
+    /// pool reads everything the BAL names ahead of them.
+    OverlappedIo,
 }
 
 impl Design {
     /// Every design, as `--bal-design` names them.
-    pub const ALL: [Design; 2] = [Design::ParallelIo, Design::BatchedIo];
+    pub const ALL: [Design; 3] = [Design::ParallelIo, Design::BatchedIo, Design::OverlappedIo];
 
     /// The name in `--bal-design` and reports.
     pub fn name(self) -> &'static str {
         match self {
             Design::ParallelIo => "parallel-io",
             Design::BatchedIo => "batched-io",
+            Design::OverlappedIo => "overlapped-io",
         }
     }
 
     fn prefetch(self) -> Prefetch {
         match self {
-            Design::ParallelIo => Prefetch::Beside,
+            Design::ParallelIo => Prefetch::Off,
             Design::BatchedIo => Prefetch::First,
+            Design::OverlappedIo => Prefetch::Beside,
         }
     }
 }
