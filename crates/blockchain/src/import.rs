@@ -450,16 +450,36 @@ impl Blockchain {
     /// imported one by one, so every verdict is `import_block`'s. The price is that the
     /// later blocks' work was wasted, and the blocks of a batch become durable together.
     pub fn import_batch(&self, blocks: &[BlockWithBal]) -> Result<Vec<ImportOutcome>, BatchError> {
+        /// Closes the write group however the import ends, a panic included.
+        struct Group<'a>(&'a Store);
+        impl Drop for Group<'_> {
+            fn drop(&mut self) {
+                if let Err(e) = self.0.end_group() {
+                    tracing::error!(%e, "writing a mega block's group failed");
+                }
+            }
+        }
+        let group = Group(&self.store);
         self.store.begin_group();
-        let imported = if self.options.parallel {
+        // A forced sequential import (a threshold no block reaches) stays sequential.
+        let unit_allowed =
+            self.options.parallel && self.options.parallel_threshold != Some(usize::MAX);
+        let imported = if unit_allowed {
             self.import_batch_on_current_pool(blocks)
         } else {
             self.one_by_one(blocks, Vec::new())
         };
+        std::mem::forget(group);
         let ended = self.store.end_group();
         match (imported, ended) {
             (Ok(outcomes), Ok(())) => Ok(outcomes),
-            (Err(e), _) => Err(e),
+            (Err(mut e), ended) => {
+                if let Err(write) = ended {
+                    tracing::error!(%write, "writing a mega block's group failed");
+                    e.source = BlockError::Storage(crate::error::StorageFault::new(write));
+                }
+                Err(e)
+            }
             (Ok(outcomes), Err(e)) => Err(BatchError {
                 number: outcomes.last().map(|o| o.number).unwrap_or_default(),
                 source: BlockError::Storage(crate::error::StorageFault::new(e)),
@@ -495,10 +515,14 @@ impl Blockchain {
         // The unit: the leading blocks that extend each other from the head, each with a
         // BAL the parallel path can use.
         let mut parent_hash = head.hash_slow();
+        let mut parent = &head;
         let mut members = Vec::new();
         for block in blocks {
             let header = &block.block.header;
+            // A member's header is checked before its transactions run, so a bad one
+            // (a huge gas limit, say) cannot make the unit spend work on it.
             let usable = header.parent_hash == parent_hash
+                && validate_header_against_parent(&self.config, header, parent).is_ok()
                 && self.config.fork_at(header.timestamp) >= Fork::Amsterdam
                 && block.bal.as_ref().is_some_and(|bal| {
                     validate_bal_form(header, bal, block.block.body.transactions.len()).is_ok()
@@ -508,11 +532,12 @@ impl Blockchain {
                 break;
             }
             parent_hash = header.hash_slow();
+            parent = header;
             members.push((header.number, parent_hash, block.bal.as_ref().expect("checked")));
         }
         let (layers, taken) = BatchLayers::new(members.iter().map(|(n, h, b)| (*n, *h, *b)));
         if taken < 2 {
-            return self.one_by_one(blocks, Vec::new());
+            return self.alone_then_batch(blocks, 0, Vec::new());
         }
         let base = CachingDb::new(StoreDb::new(self.store.clone(), head.hash_slow(), head.number));
         let views: Vec<_> = (0..taken).map(|k| layers.view(&base, k)).collect();
@@ -560,13 +585,22 @@ impl Blockchain {
         let unit_exec = t.elapsed();
         let setup = start.elapsed() - unit_exec - warmer;
 
+        // Across the unit the critical path is its longest transaction, not the sum: the
+        // unit's longest is reported on its first block, however the unit ends.
+        let unit_longest = |mut outcomes: Vec<ImportOutcome>| {
+            let longest = outcomes.iter().map(|o| o.timings.longest_tx).max().unwrap_or_default();
+            for (k, outcome) in outcomes.iter_mut().enumerate() {
+                outcome.timings.longest_tx = if k == 0 { longest } else { Duration::ZERO };
+            }
+            outcomes
+        };
         let mut outcomes = Vec::with_capacity(blocks.len());
         for (k, run) in runs.into_iter().enumerate() {
             let executed = match run {
                 Ok(ParallelRun::Ran(executed)) => executed,
                 // The view or the BAL is wrong, or the block is invalid: from here on,
                 // one by one, so the verdict is `import_block`'s.
-                _ => return self.one_by_one(&blocks[k..], outcomes),
+                _ => return self.alone_then_batch(blocks, k, unit_longest(outcomes)),
             };
             let longest = executed.longest_tx;
             match self.import_with(blocks[k].clone(), Some(executed)) {
@@ -581,15 +615,36 @@ impl Blockchain {
                     outcomes.push(outcome);
                 }
                 // Judged again on its own, so the error is the one `import_block` gives.
-                Err(_) => return self.one_by_one(&blocks[k..], outcomes),
+                Err(_) => return self.alone_then_batch(blocks, k, unit_longest(outcomes)),
             }
         }
-        // Across the unit the critical path is its longest transaction, not the sum.
-        let longest = outcomes.iter().map(|o| o.timings.longest_tx).max().unwrap_or_default();
-        for (k, outcome) in outcomes.iter_mut().enumerate() {
-            outcome.timings.longest_tx = if k == 0 { longest } else { Duration::ZERO };
+        let outcomes = unit_longest(outcomes);
+        self.alone_then_batch(blocks, taken, outcomes)
+    }
+
+    /// Imports `blocks[k]` on its own (its verdict is `import_block`'s), then the blocks
+    /// after it as a new unit.
+    fn alone_then_batch(
+        &self,
+        blocks: &[BlockWithBal],
+        k: usize,
+        outcomes: Vec<ImportOutcome>,
+    ) -> Result<Vec<ImportOutcome>, BatchError> {
+        if k >= blocks.len() {
+            return Ok(outcomes);
         }
-        self.one_by_one(&blocks[taken..], outcomes)
+        let mut outcomes = self.one_by_one(&blocks[k..=k], outcomes)?;
+        match self.import_batch_on_current_pool(&blocks[k + 1..]) {
+            Ok(more) => {
+                outcomes.extend(more);
+                Ok(outcomes)
+            }
+            Err(mut e) => {
+                outcomes.append(&mut e.imported);
+                e.imported = outcomes;
+                Err(e)
+            }
+        }
     }
 
     /// Validates, executes and (only if everything holds) stores `block` as the new head.

@@ -978,20 +978,26 @@ fn import_batches(
     let store = scenario.memory_store();
     let importer = scenario.chain(store.clone(), options);
     let mut records = Vec::new();
+    let mut in_units = 0;
     for blocks in chain.blocks.chunks(batch) {
         let outcomes = importer.import_batch(blocks).expect("valid blocks");
         assert_eq!(outcomes.len(), blocks.len());
         for (outcome, block) in outcomes.iter().zip(blocks) {
             assert_eq!(outcome.hash, block.hash());
-            // Every block of a batch runs in the unit (a batch of one is a plain import).
-            let path = if blocks.len() > 1 {
-                ExecutionPath::ParallelBatch
-            } else {
-                ExecutionPath::Parallel
-            };
-            assert_eq!(outcome.path, path);
+            // In a unit, or (a batch of one, or after a block that ended the unit) alone.
+            assert!(
+                matches!(outcome.path, ExecutionPath::ParallelBatch | ExecutionPath::Parallel),
+                "{:?}",
+                outcome.path
+            );
+            in_units += (outcome.path == ExecutionPath::ParallelBatch) as usize;
             records.push(block_record(&store, &block.hash()));
         }
+    }
+    // The scenario's genesis holds an empty account some blocks touch, which ends a unit
+    // (a view cannot tell whether EIP-161 deleted it); most blocks still run in units.
+    if batch > 1 {
+        assert!(in_units * 2 >= chain.blocks.len(), "batch {batch}: {in_units} blocks in units");
     }
     ChainResult { records, state: snapshot(&store) }
 }
@@ -1070,8 +1076,10 @@ fn an_invalid_block_in_a_batch_gets_the_block_by_block_verdict_and_leaves_no_tra
         assert_eq!(err.source.to_string(), expected.to_string(), "{name}");
         assert_eq!(err.imported.len(), bad, "{name}");
         assert!(
-            err.imported.iter().all(|o| o.path == ExecutionPath::ParallelBatch),
-            "{name}: the blocks before the bad one did not run as one unit"
+            err.imported.iter().all(|o| {
+                matches!(o.path, ExecutionPath::ParallelBatch | ExecutionPath::Parallel)
+            }),
+            "{name}: the blocks before the bad one did not run in parallel"
         );
         assert_eq!(store.head().unwrap(), Some(blocks[bad - 1].hash()), "{name}: head moved");
         assert!(snapshot(&store) == snapshot(&single.store), "{name}: the bad block left a trace");

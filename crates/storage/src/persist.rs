@@ -176,20 +176,21 @@ impl Persister {
                         .unwrap_or_else(|_| Err(StoreError::Backend("the database write panicked".into())));
                     let elapsed = t.elapsed();
                     drop(pending);
-                    let mut progress = thread_shared.progress.lock();
                     match result {
                         Ok(()) => {
-                            progress.written += 1;
-                            progress.write_times.push(elapsed);
-                            drop(progress);
+                            // Out of the overlay and handed on before it counts as written:
+                            // whoever waits for it (`flush`) then finds it settled.
                             if let Some(done) = overlay.pop_front() {
                                 on_written(done);
                             }
+                            let mut progress = thread_shared.progress.lock();
+                            progress.written += 1;
+                            progress.write_times.push(elapsed);
+                            drop(progress);
                         }
                         Err(e) => {
                             tracing::error!(%e, "writing a block batch to the database failed; later blocks stay in memory only");
-                            progress.failure = Some(e.to_string());
-                            drop(progress);
+                            thread_shared.progress.lock().failure = Some(e.to_string());
                         }
                     }
                     thread_shared.changed.notify_all();

@@ -139,9 +139,11 @@ impl Store {
     /// Closes the write group: its batches, merged in order, go to the persister as one.
     pub fn end_group(&self) -> Result<(), StoreError> {
         let _order = self.write_order.lock();
-        let Some(held) = self.group.lock().take() else { return Ok(()) };
-        if held.is_empty() {
-            return Ok(());
+        let Some(mut held) = self.group.lock().take() else { return Ok(()) };
+        self.persister.check()?;
+        if held.len() <= 1 {
+            // One batch: it is already in the overlay as it should be written.
+            return held.pop().map_or(Ok(()), |batch| self.persister.submit(batch));
         }
         // The caches must not still read a held batch as `unapplied` once it is merged.
         self.flat.apply_unapplied();
