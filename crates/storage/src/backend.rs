@@ -83,6 +83,12 @@ pub trait KvBackend: Send + Sync + 'static {
             dest.display()
         )))
     }
+    /// Rewrites the files into their most compact form (RocksDB: a full compaction), so
+    /// copies made later (`checkpoint`) share them and start without pending work.
+    /// Backends without such work have nothing to do.
+    fn compact(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Empties the backend's own read caches (RocksDB's block cache), so the next reads
     /// go to the files. The OS page cache is not the backend's: see `os_cache`.
     fn drop_caches(&self) {}

@@ -71,6 +71,10 @@ impl KvBackend for SlowReads {
         self.inner.drop_caches()
     }
 
+    fn compact(&self) -> Result<(), StoreError> {
+        self.inner.compact()
+    }
+
     fn directory(&self) -> Option<&Path> {
         self.inner.directory()
     }

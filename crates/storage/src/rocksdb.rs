@@ -99,10 +99,23 @@ impl KvBackend for RocksBackend {
     fn checkpoint(&self, dest: &Path) -> Result<(), StoreError> {
         // Hard links to the immutable table files plus a copy of the live ones: cheap
         // whatever the database's size, when `dest` is on the same file system.
+        // With the memtables on disk the copy links table files only, instead of copying
+        // the write-ahead log (and replaying it into new tables when it is opened).
         self.db.flush_wal(true).map_err(err)?;
+        for table in Table::ALL {
+            self.db.flush_cf(self.cf(table)?).map_err(err)?;
+        }
         rocksdb::checkpoint::Checkpoint::new(&self.db)
             .and_then(|c| c.create_checkpoint(dest))
             .map_err(err)
+    }
+
+    fn compact(&self) -> Result<(), StoreError> {
+        for table in Table::ALL {
+            self.db.flush_cf(self.cf(table)?).map_err(err)?;
+            self.db.compact_range_cf(self.cf(table)?, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
     }
 
     fn drop_caches(&self) {

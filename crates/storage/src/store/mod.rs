@@ -183,6 +183,14 @@ impl Store {
         self.backend.checkpoint(dest)
     }
 
+    /// Waits for every accepted batch, then compacts the database's files (see
+    /// `KvBackend::compact`): for a database many copies will be made of.
+    pub fn compact(&self) -> Result<(), StoreError> {
+        self.flush()?;
+        let _order = self.write_order.lock();
+        self.backend.compact()
+    }
+
     /// The directory holding the database files (none for the memory backend).
     pub fn directory(&self) -> Option<std::path::PathBuf> {
         self.backend.directory().map(std::path::Path::to_path_buf)
