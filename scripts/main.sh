@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: generate the default stress fixture (149 blocks, 100M gas limit, 200-500
 # transactions per block) if it is not there yet, then import it in every mode
-# (sequential, parallel, ceiling) with the embedded database and print the table.
+# (sequential, sequential-pooled, parallel, ceiling) on RocksDB and print the table.
 # Extra arguments go to `ethrex import-bench` (e.g. --db mdbx, --threads 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
