@@ -31,9 +31,11 @@
 //! the same on every backend.
 
 use crate::error::{BlockError, StorageFault};
-use crate::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis, GenesisAccount};
+use crate::genesis::{
+    alloc_changes, alloc_state_root, genesis_header, geth_alloc, init_genesis, GenesisAccount,
+};
 use crate::state_root::{compute_state_update, compute_state_update_with, PreBlockSlots};
-use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use alloy_primitives::{keccak256, Address, B256, U256};
 use ethrex_common::{AccountState, Block, BlockBody, Header, EMPTY_ROOT_HASH, KECCAK_EMPTY};
 use ethrex_storage::{StateUpdate, Store};
 use ethrex_trie::keccak::keccak256_all;
@@ -310,37 +312,6 @@ fn check_existing(
     Ok(header)
 }
 
-/// The allocation as account changes on an empty state, with its code.
-fn alloc_changes(
-    alloc: &BTreeMap<Address, GenesisAccount>,
-) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
-    let mut codes = Vec::new();
-    let changes = alloc
-        .iter()
-        .map(|(address, account)| {
-            let code_hash = if account.code.is_empty() {
-                KECCAK_EMPTY
-            } else {
-                let h = keccak256(&account.code);
-                codes.push((h, account.code.clone()));
-                h
-            };
-            AccountChange {
-                address: *address,
-                info: Some((account.nonce, account.balance, code_hash)),
-                storage_wiped: false,
-                storage: account
-                    .storage
-                    .iter()
-                    .filter(|(_, v)| !v.is_zero())
-                    .map(|(k, v)| (*k, *v))
-                    .collect(),
-            }
-        })
-        .collect();
-    (changes, codes)
-}
-
 /// The filled state is new: every slot it writes was zero (the change set, which needs
 /// the previous values, is dropped), so nothing is read for it.
 struct NothingBefore;
@@ -503,6 +474,7 @@ fn write_round(store: &Store, root: B256, changes: &[AccountChange]) -> Result<B
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloy_primitives::Bytes;
     use ethrex_common::{ChainConfig, Fork};
     use ethrex_storage::DbKind;
 

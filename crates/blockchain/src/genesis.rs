@@ -31,7 +31,8 @@ pub fn alloc_state_root(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<B25
     Ok(root)
 }
 
-fn alloc_changes(
+/// The allocation as account changes on an empty state, with its code.
+pub(crate) fn alloc_changes(
     alloc: &BTreeMap<Address, GenesisAccount>,
 ) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
     let mut codes = Vec::new();

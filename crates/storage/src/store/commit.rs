@@ -68,6 +68,18 @@ pub(super) fn put_flat_state(
     }
 }
 
+/// A batch holding exactly `state`'s writes, sized up front.
+fn state_batch(state: StateUpdate) -> WriteBatch {
+    let ops = state.accounts.len()
+        + state.storage.len()
+        + state.wiped_storage.len()
+        + state.codes.len()
+        + state.trie_nodes.len();
+    let mut batch = WriteBatch::with_capacity(ops);
+    put_state(&mut batch, state);
+    batch
+}
+
 fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
     for (address, slot) in &state.wiped_storage {
         batch.delete_entry::<Storage>(&(*address, *slot));
@@ -97,13 +109,7 @@ impl Store {
     /// key the later still wins): RocksDB inserts keys in order several times faster.
     pub fn write_state(&self, state: StateUpdate) -> Result<(), StoreError> {
         use rayon::slice::ParallelSliceMut;
-        let ops = state.accounts.len()
-            + state.storage.len()
-            + state.wiped_storage.len()
-            + state.codes.len()
-            + state.trie_nodes.len();
-        let mut batch = WriteBatch::with_capacity(ops);
-        put_state(&mut batch, state);
+        let mut batch = state_batch(state);
         batch.ops.par_sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
         self.write(batch)
     }
@@ -138,16 +144,7 @@ impl Store {
         // The state part (thousands of trie nodes and slots) and the chain data (large
         // encodings) are built and indexed side by side; they write different tables.
         let (state_part, chain_part) = rayon::join(
-            || {
-                let ops = state.accounts.len()
-                    + state.storage.len()
-                    + state.wiped_storage.len()
-                    + state.codes.len()
-                    + state.trie_nodes.len();
-                let mut batch = WriteBatch::with_capacity(ops);
-                put_state(&mut batch, state);
-                PendingBatch::new(batch)
-            },
+            || PendingBatch::new(state_batch(state)),
             || {
                 let mut batch = WriteBatch::with_capacity(16);
                 put_block_data(&mut batch, &hash, block);
