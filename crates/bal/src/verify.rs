@@ -1,0 +1,146 @@
+//! A consumer's check of the design BAL it was given: derive the design again from its
+//! own execution and the parent state, and compare. Canonical form makes the derived
+//! value unique, so any lie in any field shows as a difference; the first one found is
+//! named with the field it is in.
+
+use crate::derive::{derive, Missing, PreState, TxAccess};
+use crate::error::Field;
+use crate::model::{DesignAccount, DesignBal};
+use crate::DesignBalError;
+use alloy_eips::eip7928::BlockAccessList;
+
+/// `given` is exactly the design of a block whose execution produced `bal`, on a parent
+/// state `pre` answers for (it must know every value `given` carries), with
+/// per-transaction accesses `txs` (Type 6).
+pub fn verify(
+    given: &DesignBal,
+    bal: &BlockAccessList,
+    pre: &dyn PreState,
+    txs: Option<&[TxAccess]>,
+) -> Result<(), DesignBalError> {
+    let design = given.design;
+    let mismatch = |field, reason| DesignBalError::Mismatch { design, field, reason };
+    let derived = derive(design, bal, pre, txs).map_err(|m| match m {
+        Missing::Account(a) => {
+            mismatch(Field::Accounts, format!("execution touched {a}, which it does not list"))
+        }
+        Missing::Slot(a, s) => mismatch(
+            Field::Slots,
+            format!("execution touched slot {s:#x} of {a}, which it does not list"),
+        ),
+        Missing::TxAccesses => mismatch(Field::PreTxValue, "no per-transaction accesses".into()),
+    })?;
+    match first_difference(given, &derived) {
+        None => Ok(()),
+        Some((field, reason)) => Err(mismatch(field, reason)),
+    }
+}
+
+/// The first place where `given` and `derived` differ (`None`: equal).
+pub fn first_difference(given: &DesignBal, derived: &DesignBal) -> Option<(Field, String)> {
+    let mut g = given.accounts.iter().peekable();
+    let mut d = derived.accounts.iter().peekable();
+    loop {
+        match (g.peek(), d.peek()) {
+            (None, None) => return None,
+            (Some(a), None) => return Some(extra_account(a)),
+            (None, Some(b)) => return Some(missing_account(b)),
+            (Some(a), Some(b)) if a.address < b.address => return Some(extra_account(a)),
+            (Some(a), Some(b)) if a.address > b.address => return Some(missing_account(b)),
+            (Some(a), Some(b)) => {
+                if let Some(found) = account_difference(a, b) {
+                    return Some(found);
+                }
+                g.next();
+                d.next();
+            }
+        }
+    }
+}
+
+fn extra_account(a: &DesignAccount) -> (Field, String) {
+    (Field::Accounts, format!("lists {}, which execution did not touch", a.address))
+}
+
+fn missing_account(a: &DesignAccount) -> (Field, String) {
+    (Field::Accounts, format!("execution touched {}, which it does not list", a.address))
+}
+
+fn account_difference(g: &DesignAccount, d: &DesignAccount) -> Option<(Field, String)> {
+    let at = |what: String| format!("account {}: {what}", g.address);
+    let g_slots: Vec<_> = g.slots.iter().map(|s| s.slot).collect();
+    let d_slots: Vec<_> = d.slots.iter().map(|s| s.slot).collect();
+    if g_slots != d_slots {
+        let reason = match (
+            g_slots.iter().find(|s| !d_slots.contains(s)),
+            d_slots.iter().find(|s| !g_slots.contains(s)),
+        ) {
+            (Some(s), _) => format!("lists slot {s:#x}, which execution did not touch"),
+            (None, Some(s)) => format!("execution touched slot {s:#x}, which it does not list"),
+            (None, None) => "slot lists differ".into(),
+        };
+        return Some((Field::Slots, at(reason)));
+    }
+    if g.pre != d.pre {
+        return Some((
+            Field::PreBlockValue,
+            at(format!("carries {:?} before the block, the parent state holds {:?}", g.pre, d.pre)),
+        ));
+    }
+    for (gs, ds) in g.slots.iter().zip(&d.slots) {
+        if gs.pre != ds.pre {
+            return Some((
+                Field::PreBlockValue,
+                at(format!(
+                    "slot {:#x} carries {:?} before the block, the parent state holds {:?}",
+                    gs.slot, gs.pre, ds.pre
+                )),
+            ));
+        }
+        if gs.changes != ds.changes {
+            return Some((
+                Field::Diff,
+                at(format!(
+                    "slot {:#x} changes {:?}, execution wrote {:?}",
+                    gs.slot, gs.changes, ds.changes
+                )),
+            ));
+        }
+        if gs.pre_tx != ds.pre_tx {
+            return Some((
+                Field::PreTxValue,
+                at(format!(
+                    "slot {:#x} pre-transaction entries {:?}, execution saw {:?}",
+                    gs.slot, gs.pre_tx, ds.pre_tx
+                )),
+            ));
+        }
+    }
+    if g.balance_changes != d.balance_changes
+        || g.nonce_changes != d.nonce_changes
+        || g.code_changes != d.code_changes
+    {
+        return Some((
+            Field::Diff,
+            at(format!(
+                "balance/nonce/code changes {:?} {:?} {} code, execution wrote {:?} {:?} {} code",
+                g.balance_changes,
+                g.nonce_changes,
+                g.code_changes.len(),
+                d.balance_changes,
+                d.nonce_changes,
+                d.code_changes.len()
+            )),
+        ));
+    }
+    if g.pre_tx != d.pre_tx {
+        let index = g
+            .pre_tx
+            .iter()
+            .zip(&d.pre_tx)
+            .find(|(a, b)| a != b)
+            .map_or_else(|| "count".to_string(), |(a, _)| format!("index {}", a.index));
+        return Some((Field::PreTxValue, at(format!("pre-transaction entries differ at {index}"))));
+    }
+    None
+}
