@@ -67,8 +67,10 @@ python3 - "$SCRATCH/big/bench.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 assert report["io"]["cold"] and report["io"]["read_latency_us"] == 20, report["io"]
-assert set(report["modes"]) == {"sequential", "sequential-pooled", "parallel", "ceiling"}, report["modes"].keys()
+assert set(report["modes"]) == {"sequential", "sequential-pooled", "parallel", "ceiling",
+                               "design:type2", "design:parallel-io"}, report["modes"].keys()
 assert all(m["wall_ms"] > 0 for m in report["modes"].values())
+assert len({m["final_state_root"] for m in report["modes"].values()}) == 1, "modes disagree"
 sweep = report["sweep"]
 assert len(sweep) == 4 * 2 * 2, len(sweep)
 roots = {p["final_state_root"] for p in sweep}
@@ -81,3 +83,23 @@ print(f"{len(sweep)} sweep points, one final state root {roots.pop()}")
 PY
 echo "== bench/io-study.sh --quick (the study's tables, seconds-long version)"
 IO_STUDY_FIXTURES="$SCRATCH/io-study-fixtures" bench/io-study.sh --quick "$SCRATCH/io-study"
+
+# The BAL design lab on the small stress chain: every design's size, and every design's
+# consumer importing the chain to the sequential import's state root.
+echo "== bal-lab sizes and import-bench --bal-design all on the small stress chain"
+"$ETHREX" bal-lab sizes --fixture "$SCRATCH/stress/stress.rlp" --json "$SCRATCH/sizes.json" \
+    --plot "$SCRATCH/sizes.svg"
+"$ETHREX" import-bench --fixture "$SCRATCH/stress/stress.rlp" --mode sequential --bal-design all \
+    --sleep-ms 0 --json "$SCRATCH/designs.json"
+python3 - "$SCRATCH/sizes.json" "$SCRATCH/designs.json" <<'PY'
+import json, sys
+sizes = json.load(open(sys.argv[1]))["designs"]
+names = {"type1", "type2", "type3", "type4", "type5", "type6", "full", "parallel-io"}
+assert set(sizes) == names, sizes.keys()
+assert all(s["blocks"] == 3 and s["mean_bytes"] > 0 for s in sizes.values()), sizes
+modes = json.load(open(sys.argv[2]))["modes"]
+assert set(modes) == {"sequential"} | {"design:" + n for n in names}, modes.keys()
+roots = {m["final_state_root"] for m in modes.values()}
+assert len(roots) == 1, roots
+print(f"{len(sizes)} designs sized; {len(modes) - 1} design consumers at state root {roots.pop()}")
+PY

@@ -2,7 +2,8 @@
 
 use anyhow::Context;
 use clap::Args;
-use ethrex_import_bench::bench::{load_fixture, modes_for, run, BenchOptions, IoOptions};
+use ethrex_bal::BalDesign;
+use ethrex_import_bench::bench::{load_fixture, modes_for, run, BenchOptions, IoOptions, Mode};
 use ethrex_import_bench::plot::svg;
 use ethrex_import_bench::report::table;
 use ethrex_import_bench::sweep::{sweep_modes_for, sweep_table, Design, SweepMode, SweepOptions};
@@ -38,9 +39,11 @@ pub(crate) struct BenchArgs {
     /// blocks run as one parallel unit, one database write per batch. Runs the sweep.
     #[arg(long, value_delimiter = ',')]
     batch: Vec<usize>,
-    /// BAL I/O designs for the sweep: parallel-io (transactions read on demand, in
-    /// parallel), batched-io (everything the BAL names read first, then execution),
-    /// overlapped-io (both at once). Runs the sweep.
+    /// BAL designs: type1..type6, full, parallel-io, type2's aliases batched-io and
+    /// eip7928, or all. Each runs as one more mode (`design:<name>`, its consumer on the
+    /// design's encoding, derived beforehand) unless `--mode none`. In a sweep (`--threads
+    /// LIST`, `--batch`), the I/O designs parallel-io, batched-io and overlapped-io (both
+    /// at once; sweep only) run on the header BAL at every point.
     #[arg(long, value_delimiter = ',')]
     bal_design: Vec<String>,
     /// The sweep's other rows: sequential and/or parallel (default both; empty with
@@ -97,16 +100,37 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         [one] => *one,
         _ => cores,
     };
-    let designs = a
-        .bal_design
-        .iter()
-        .map(|d| d.parse::<Design>().map_err(anyhow::Error::msg))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let sweep = if a.threads.len() > 1
-        || !a.batch.is_empty()
-        || !designs.is_empty()
-        || a.sweep_modes.is_some()
-    {
+    // Each name is a design the modes run (BalDesign), one the sweep runs (Design), or
+    // both; `all` is every design.
+    let mut bal_designs: Vec<BalDesign> = Vec::new();
+    let mut designs: Vec<Design> = Vec::new();
+    for name in &a.bal_design {
+        let sweep_name = match name.as_str() {
+            "type2" | "eip7928" => "batched-io",
+            other => other,
+        };
+        let as_sweep = sweep_name.parse::<Design>().ok();
+        let as_modes = if name == "overlapped-io" {
+            Vec::new()
+        } else {
+            BalDesign::parse_list(name).map_err(anyhow::Error::msg)?
+        };
+        if name == "all" {
+            designs.extend([Design::ParallelIo, Design::BatchedIo]);
+        }
+        designs.extend(as_sweep.filter(|d| !designs.contains(d)));
+        for d in as_modes {
+            if !bal_designs.contains(&d) {
+                bal_designs.push(d);
+            }
+        }
+    }
+    designs.dedup();
+    let sweep_wanted = a.threads.len() > 1 || !a.batch.is_empty() || a.sweep_modes.is_some();
+    if !sweep_wanted && a.mode == "none" && !designs.is_empty() {
+        anyhow::bail!("--mode none with --bal-design runs a sweep: give --threads LIST, --batch or --sweep-modes");
+    }
+    let sweep = if sweep_wanted || (a.mode == "none" && !designs.is_empty()) {
         let mut modes = sweep_modes_for(a.sweep_modes.as_deref().unwrap_or("sequential,parallel"))?;
         modes.extend(designs.iter().map(|d| SweepMode::Design(*d)));
         anyhow::ensure!(
@@ -126,6 +150,13 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.genesis = a.genesis;
     options.state = a.state;
     options.modes = modes_for(&a.mode)?;
+    if a.mode != "none" {
+        options.modes.extend(bal_designs.iter().map(|d| Mode::Design(*d)));
+    } else if let Some(d) =
+        bal_designs.iter().find(|d| !matches!(d, BalDesign::Type2 | BalDesign::ParallelIo))
+    {
+        anyhow::bail!("--bal-design {d} runs as a mode, and --mode none runs none (the sweep runs the I/O designs only)");
+    }
     anyhow::ensure!(
         !options.modes.is_empty() || sweep.is_some(),
         "--mode none runs nothing without a sweep (--threads LIST, --batch, --bal-design)"

@@ -1,5 +1,6 @@
 //! `ethrex`: a Rust Ethereum execution client with BAL-driven block import.
 
+mod bal_lab_cmd;
 mod bench_cmd;
 mod ef_test;
 mod fixture_cmd;
@@ -76,6 +77,9 @@ enum Command {
     Fixture(fixture_cmd::FixtureCommand),
     /// Import a chain file mode by mode and report per-block stage times.
     ImportBench(bench_cmd::BenchArgs),
+    /// The BAL design lab: the access-list designs of the research, measured on a chain.
+    #[command(subcommand)]
+    BalLab(bal_lab_cmd::BalLabCommand),
 }
 
 fn main() -> ExitCode {
@@ -113,5 +117,6 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::EfTest(args) => ef_test::run(args),
         Command::Fixture(cmd) => fixture_cmd::run_fixture(cmd),
         Command::ImportBench(args) => bench_cmd::run_bench(args),
+        Command::BalLab(cmd) => bal_lab_cmd::run_bal_lab(cmd),
     }
 }

@@ -9,9 +9,10 @@
 use crate::report::{BlockRow, ModeReport};
 use crate::sweep::{run_sweep, SweepOptions, SweepPoint};
 use anyhow::{bail, Context};
+use ethrex_bal::BalDesign;
 use ethrex_blockchain::chain_file::{read_chain, read_genesis};
 use ethrex_blockchain::filler::{init_genesis_filled, StateFiller};
-use ethrex_blockchain::{Blockchain, ImportOptions};
+use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
 use ethrex_common::{BlockWithBal, ChainConfig};
 use ethrex_storage::os_cache::{drop_page_cache, CacheDrop};
 use ethrex_storage::{DbKind, Store};
@@ -37,6 +38,9 @@ pub enum Mode {
     /// Parallel execution only, from a fully cached state: no validation against the
     /// header, no merkleization, no storage. The limit the pipeline can approach.
     Ceiling,
+    /// Every block through the import pipeline as a BAL design's consumer executes it,
+    /// from the design's encoding (derived beforehand, outside the timed region).
+    Design(BalDesign),
 }
 
 impl Mode {
@@ -47,6 +51,16 @@ impl Mode {
             Mode::SequentialPooled => "sequential-pooled",
             Mode::Parallel => "parallel",
             Mode::Ceiling => "ceiling",
+            Mode::Design(d) => match d {
+                BalDesign::Type1 => "design:type1",
+                BalDesign::Type2 => "design:type2",
+                BalDesign::Type3 => "design:type3",
+                BalDesign::Type4 => "design:type4",
+                BalDesign::Type5 => "design:type5",
+                BalDesign::Type6 => "design:type6",
+                BalDesign::Full => "design:full",
+                BalDesign::ParallelIo => "design:parallel-io",
+            },
         }
     }
 
@@ -59,6 +73,8 @@ impl Mode {
                 ImportOptions { parallel: true, parallel_threshold: Some(usize::MAX), ..tuning }
             }
             Mode::Parallel | Mode::Ceiling => ImportOptions { parallel: true, ..tuning },
+            // The design decides what is read ahead and how the block executes.
+            Mode::Design(_) => ImportOptions { parallel: true, prefetch: Prefetch::Off, ..tuning },
         }
     }
 }
@@ -157,8 +173,10 @@ fn sibling(fixture: &Path, suffix: &str) -> PathBuf {
 
 /// A chain read into memory, ready to be imported by every mode.
 pub struct LoadedFixture {
-    pub(crate) genesis: alloy_genesis::Genesis,
-    pub(crate) config: ChainConfig,
+    /// The genesis the chain starts from.
+    pub genesis: alloy_genesis::Genesis,
+    /// Its chain configuration.
+    pub config: ChainConfig,
     /// The filler state the genesis database holds besides the allocation.
     pub filler: Option<StateFiller>,
     /// The blocks after genesis, in order, each with its BAL when a BAL file was found.
@@ -307,9 +325,34 @@ pub(crate) fn run_modes(
     }
     let exec = std::sync::Arc::new(pool(threads, "bench")?);
     let io = std::sync::Arc::new(pool(options.io.io_threads, "bench-io")?);
+    let designs: Vec<BalDesign> = options
+        .modes
+        .iter()
+        .filter_map(|m| match m {
+            Mode::Design(d) => Some(*d),
+            _ => None,
+        })
+        .collect();
+    let derived = if designs.is_empty() {
+        Vec::new()
+    } else {
+        let t = Instant::now();
+        let derived: Vec<Vec<Vec<u8>>> = exec
+            .install(|| derive_chain_designs(dbs, fixture, &designs))?
+            .iter()
+            .map(|block| block.iter().map(|d| d.encode()).collect())
+            .collect();
+        eprintln!(
+            "derived {} BAL designs for {} blocks in {:.1} s (not timed)",
+            designs.len(),
+            fixture.blocks.len(),
+            t.elapsed().as_secs_f64()
+        );
+        derived
+    };
     let mut runs = Vec::with_capacity(options.modes.len());
     for &mode in &options.modes {
-        let store = dbs.copy(mode.name())?;
+        let store = dbs.copy(mode.name().replace(':', "-").as_str())?;
         let chain = Blockchain::new(store, fixture.config.clone())
             .with_options(mode.import_options(options.import))
             .with_io_pool(io.clone());
@@ -320,7 +363,7 @@ pub(crate) fn run_modes(
         ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks, every mode ({eta})")
             .unwrap(),
     );
-    for block in &fixture.blocks {
+    for (number, block) in fixture.blocks.iter().enumerate() {
         for (mode, chain, rows, wall) in runs.iter_mut() {
             std::thread::sleep(options.sleep);
             *wall += dbs.prepare(&chain.store)?;
@@ -333,7 +376,13 @@ pub(crate) fn run_modes(
                 row
             } else {
                 let outcome = exec
-                    .install(|| chain.import_block(block.clone()))
+                    .install(|| match *mode {
+                        Mode::Design(d) => {
+                            let k = designs.iter().position(|x| *x == d).unwrap_or_default();
+                            chain.import_block_with_design(block.clone(), d, &derived[number][k])
+                        }
+                        _ => chain.import_block(block.clone()),
+                    })
                     .with_context(|| format!("{} mode: block {}", mode.name(), block.number()))?;
                 *wall += t.elapsed();
                 BlockRow::from_outcome(&outcome)
@@ -367,9 +416,52 @@ pub(crate) fn run_modes(
                 row.stages.persist_ms = write.as_secs_f64() * 1e3;
             }
         }
-        reports.push(ModeReport::new(mode.name(), rows, wall));
+        let head = chain.store.head_header()?.context("no head after the import")?;
+        let root = format!("{:#x}", head.state_root);
+        reports.push(ModeReport::new(mode.name(), rows, wall, root));
+    }
+    if let Some(first) = reports.first() {
+        if let Some(other) = reports.iter().find(|r| r.final_state_root != first.final_state_root) {
+            bail!(
+                "modes disagree on the final state root: {} has {}, {} has {}",
+                first.name,
+                first.final_state_root,
+                other.name,
+                other.final_state_root
+            );
+        }
     }
     Ok(reports)
+}
+
+/// Every block's `designs`, derived on a copy of the genesis database by executing each
+/// block on its parent's state; each block is imported afterwards, so the next one
+/// derives on its own parent.
+pub(crate) fn derive_chain_designs(
+    dbs: &Databases,
+    fixture: &LoadedFixture,
+    designs: &[BalDesign],
+) -> anyhow::Result<Vec<Vec<ethrex_bal::DesignBal>>> {
+    let chain = Blockchain::new(dbs.copy("derive")?, fixture.config.clone());
+    let blocks = &fixture.blocks;
+    let bar = ProgressBar::new(blocks.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("deriving BAL designs [{bar:40}] {pos}/{len} blocks ({eta})")
+            .unwrap(),
+    );
+    let mut out = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let derived = chain
+            .derive_designs(block, designs)
+            .with_context(|| format!("deriving the BAL designs of block {}", block.number()))?;
+        out.push(derived);
+        chain
+            .import_block(block.clone())
+            .with_context(|| format!("importing block {} after deriving", block.number()))?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(out)
 }
 
 /// Times parallel execution alone on a fully warmed cache, then imports the block

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod bal_lab;
 pub mod bench;
 mod ef_fixture;
 pub mod generate;

@@ -87,6 +87,7 @@ impl BlockRow {
             path: match o.path {
                 ExecutionPath::Parallel => "parallel",
                 ExecutionPath::ParallelBatch => "parallel (mega block)",
+                ExecutionPath::Design(_) => "design",
                 _ => "sequential",
             },
             root_from_bal: o.root_from_bal,
@@ -129,7 +130,8 @@ pub(crate) fn median(mut values: Vec<f64>) -> f64 {
 /// as the JSON report's entry for the mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModeReport {
-    /// The mode: `"sequential"`, `"parallel"` or `"ceiling"`.
+    /// The mode: `"sequential"`, `"sequential-pooled"`, `"parallel"`, `"ceiling"` or
+    /// `"design:<name>"`.
     #[serde(skip)]
     pub name: &'static str,
     /// Each stage's median over the blocks, taken separately.
@@ -140,12 +142,26 @@ pub struct ModeReport {
     /// its database write (the final flush included), back to back; pauses and the
     /// cold-cache preparation between blocks excluded.
     pub(crate) wall_ms: f64,
+    /// The head's state root after the last block.
+    pub(crate) final_state_root: String,
 }
 
 impl ModeReport {
-    /// The report of mode `name` over `blocks`, with their medians.
-    pub(crate) fn new(name: &'static str, blocks: Vec<BlockRow>, wall: Duration) -> Self {
-        Self { name, median: Stages::median_of(&blocks), blocks, wall_ms: ms(wall) }
+    /// The report of mode `name` over `blocks`, with their medians, ending at state root
+    /// `final_state_root`.
+    pub(crate) fn new(
+        name: &'static str,
+        blocks: Vec<BlockRow>,
+        wall: Duration,
+        final_state_root: String,
+    ) -> Self {
+        Self {
+            name,
+            median: Stages::median_of(&blocks),
+            blocks,
+            wall_ms: ms(wall),
+            final_state_root,
+        }
     }
 
     /// Gas over the whole-run wall clock, in Mgas/s.

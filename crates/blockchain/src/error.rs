@@ -207,6 +207,10 @@ pub enum BlockError {
     /// The block access list is not the one execution produces.
     #[error("block access list does not match execution: {0}")]
     BalMismatch(String),
+    /// A BAL design's access list, given to `Blockchain::import_block_with_design`, is
+    /// undecodable, not canonical, or contradicted by execution or the parent state.
+    #[error(transparent)]
+    DesignBal(#[from] ethrex_bal::DesignBalError),
     /// The post-state does not hash to the header's state root.
     #[error("state root mismatch: header {expected}, computed {got}")]
     StateRoot {
@@ -324,7 +328,7 @@ impl BlockError {
             E::ReceiptsRoot { .. } => "BlockException.INVALID_RECEIPTS_ROOT",
             E::LogsBloom => "BlockException.INVALID_LOG_BLOOM",
             E::RequestsHash { .. } => "BlockException.INVALID_REQUESTS",
-            E::BalMismatch(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
+            E::BalMismatch(_) | E::DesignBal(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
             E::StateRoot { .. } => "BlockException.INVALID_STATE_ROOT",
             E::Storage(_) => "BlockException.UNKNOWN",
         }

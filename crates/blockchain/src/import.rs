@@ -64,6 +64,8 @@ pub enum ExecutionPath {
     /// The header BAL cannot drive parallel execution (accounts out of canonical order,
     /// or execution contradicted it); the sequential path executed and judged the block.
     SequentialBalUnusable,
+    /// A BAL design's consumer executed the block (`Blockchain::import_block_with_design`).
+    Design(ethrex_bal::BalDesign),
 }
 
 impl ExecutionPath {
@@ -78,6 +80,7 @@ impl ExecutionPath {
             ExecutionPath::SequentialBalUnusable => {
                 "sequential (header BAL unusable for parallel execution)"
             }
+            ExecutionPath::Design(_) => "BAL design consumer",
         }
     }
 }
@@ -209,20 +212,20 @@ struct BalMerkleization {
 }
 
 /// The BAL-derived state root with the block's batch already built from it.
-struct RootFromBal {
+pub(crate) struct RootFromBal {
     changes: Vec<AccountChange>,
     root: B256,
     prepared: PreparedCommit,
 }
 
 /// A block executed by whichever path, with what was computed alongside.
-struct Executed {
-    senders: Vec<Address>,
-    output: BlockExecutionOutput,
-    path: ExecutionPath,
+pub(crate) struct Executed {
+    pub(crate) senders: Vec<Address>,
+    pub(crate) output: BlockExecutionOutput,
+    pub(crate) path: ExecutionPath,
     /// Computed beside the parallel path's ordered commit; otherwise during validation.
-    receipts: Option<ReceiptsCommitment>,
-    from_bal: Option<RootFromBal>,
+    pub(crate) receipts: Option<ReceiptsCommitment>,
+    pub(crate) from_bal: Option<RootFromBal>,
 }
 
 /// Recovers every sender on the rayon pool; the first failing index is reported.
@@ -249,7 +252,7 @@ impl Blockchain {
         self
     }
 
-    fn on_io_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    pub(crate) fn on_io_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.io_pool {
             Some(pool) => pool.install(f),
             None => f(),
@@ -386,9 +389,13 @@ impl Blockchain {
         parent: &ethrex_common::Header,
         timings: &mut BlockTimings,
         prerun: Option<ExecutedTransactions<'_, V>>,
+        design: Option<(ethrex_bal::BalDesign, &[u8])>,
     ) -> Result<Executed, BlockError> {
         if let Some(executed) = prerun {
             return self.finish_prerun(block, executed, timings);
+        }
+        if let Some(design) = design {
+            return self.execute_design(cache, block, parent.number, design, timings);
         }
         let mut path = self.choose_path(block, bal);
         if let (ExecutionPath::Parallel, Some(header_bal)) = (path, bal) {
@@ -603,7 +610,7 @@ impl Blockchain {
                 _ => return self.alone_then_batch(blocks, k, unit_longest(outcomes)),
             };
             let longest = executed.longest_tx;
-            match self.import_with(blocks[k].clone(), Some(executed)) {
+            match self.import_with(blocks[k].clone(), Some(executed), None) {
                 Ok(mut outcome) => {
                     outcome.timings.longest_tx = longest;
                     if k == 0 {
@@ -669,15 +676,16 @@ impl Blockchain {
         &self,
         block: BlockWithBal,
     ) -> Result<ImportOutcome, BlockError> {
-        self.import_with(block, None::<ExecutedTransactions<'_, CachingDb<StoreDb>>>)
+        self.import_with(block, None::<ExecutedTransactions<'_, CachingDb<StoreDb>>>, None)
     }
 
     /// `import_block`'s pipeline; with `prerun`, the block's transactions already ran
     /// (in a batch) and only their ordered commit is left of execution.
-    fn import_with<V: DatabaseRef + Sync>(
+    pub(crate) fn import_with<V: DatabaseRef + Sync>(
         &self,
         block: BlockWithBal,
         prerun: Option<ExecutedTransactions<'_, V>>,
+        design: Option<(ethrex_bal::BalDesign, &[u8])>,
     ) -> Result<ImportOutcome, BlockError> {
         let start = Instant::now();
         let mut timings = BlockTimings::default();
@@ -722,7 +730,7 @@ impl Blockchain {
         let cache =
             CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
         let (checked, executed) = rayon::join(content_checks, || {
-            self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings, prerun)
+            self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings, prerun, design)
         });
         checked?;
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed?;

@@ -2,6 +2,7 @@
 
 pub mod builder;
 pub mod chain_file;
+mod design;
 pub mod error;
 pub mod filler;
 pub mod fork_choice;

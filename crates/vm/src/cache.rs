@@ -55,6 +55,18 @@ impl<DB> CachingDb<DB> {
         }
     }
 
+    /// Puts an account's pre-block value in the cache, as a BAL design that carries it
+    /// gives it, so that no read of it reaches the database. The caller answers for the
+    /// value: it must be checked against the parent state before the block is accepted.
+    pub fn seed_account(&self, address: Address, info: Option<AccountInfo>) {
+        self.accounts.insert(address, info);
+    }
+
+    /// Puts a slot's pre-block value in the cache (see `seed_account`).
+    pub fn seed_storage(&self, address: Address, slot: U256, value: U256) {
+        self.storage.insert((address, slot), value);
+    }
+
     fn hit(&self) {
         self.hits.fetch_add(1, Ordering::Relaxed);
     }

@@ -27,10 +27,10 @@ pub use batch::{BatchLayers, BatchView};
 pub use cache::{CacheStats, CachingDb};
 pub use db::{StoreDb, StoreDbError};
 pub use error::ExecutionError;
-pub use output::{AccountChange, BlockExecutionOutput};
+pub use output::{AccountChange, BlockExecutionOutput, TxAccess};
 pub use parallel::{
-    execute_block_parallel, run_transactions_parallel, ExecutedTransactions, ParallelOutcome,
-    ParallelRun, Schedule,
+    execute_block_parallel, run_transactions_parallel, run_transactions_parallel_on,
+    ExecutedTransactions, ParallelOutcome, ParallelRun, PreTxValues, Schedule, TxPreState,
 };
 pub use senders::{recover_sender, recover_senders};
-pub use sequential::execute_block_sequential;
+pub use sequential::{execute_block_sequential, execute_block_sequential_recording};

@@ -41,6 +41,23 @@ pub struct BlockExecutionOutput {
     /// The longest single transaction's execution (reads of the state included): the
     /// block's critical path when transactions run in parallel.
     pub longest_tx: std::time::Duration,
+    /// What each transaction accessed (accounts, and under each the slots), in block
+    /// order; recorded only when asked for (`execute_block_sequential_recording`, the
+    /// pre-transaction path), empty otherwise.
+    pub tx_accesses: Vec<TxAccess>,
+}
+
+/// What one transaction accessed: every account its execution loaded, and under each the
+/// slots it loaded (read or written).
+pub type TxAccess = std::collections::BTreeMap<Address, std::collections::BTreeSet<U256>>;
+
+/// The accounts and slots a transaction's execution loaded, from its state changes
+/// (revm keeps every account and slot a transaction loaded there, changed or not).
+pub(crate) fn access_of(state: &revm::state::EvmState) -> TxAccess {
+    state
+        .iter()
+        .map(|(address, account)| (*address, account.storage.keys().copied().collect()))
+        .collect()
 }
 
 /// A transaction's receipt (its bloom computed here).
@@ -77,6 +94,7 @@ pub(crate) fn finish<DB: revm::Database>(
         accounts,
         codes,
         longest_tx: std::time::Duration::ZERO,
+        tx_accesses: Vec::new(),
     }
 }
 

@@ -32,18 +32,18 @@ use crate::env::tx_env;
 use crate::error::{transaction_error, DatabaseError, ExecutionError, HeaderBalError};
 use crate::evm::EvmConfig;
 use crate::gas::GasCounter;
-use crate::output::{build_receipt, finish, BlockExecutionOutput};
+use crate::output::{access_of, build_receipt, finish, BlockExecutionOutput, TxAccess};
 use crate::senders::{recover_sender, recover_senders};
 use crate::system::{run_post_block, run_pre_block};
 use alloy_consensus::{Transaction as _, Typed2718};
-use alloy_primitives::Address;
+use alloy_primitives::{Address, B256, U256};
 use ethrex_common::{Block, BlockAccessList, ChainConfig, Receipt, Transaction};
 use rayon::prelude::*;
 use revm::context_interface::result::ResultGas;
 use revm::database::{State, WrapDatabaseRef};
 use revm::database_interface::DatabaseRef;
 use revm::state::bal::{Bal, BlockAccessIndex};
-use revm::state::EvmState;
+use revm::state::{AccountInfo, Bytecode, EvmState};
 use revm::{DatabaseCommit, ExecuteEvm};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -74,6 +74,76 @@ struct TxRun {
     result: Result<(ResultGas, Receipt, EvmState), ExecutionError>,
     /// First disagreement between this transaction's run and the header BAL.
     bal_mismatch: Option<String>,
+    /// What it accessed (recorded on the per-transaction path only).
+    access: Option<TxAccess>,
+}
+
+/// Where each transaction's pre-state comes from on the parallel path.
+#[derive(Clone, Copy)]
+pub enum TxPreState<'b> {
+    /// An EIP-7928 BAL: the pre-block state plus the BAL's writes at lower indices, every
+    /// transaction's writes checked against the BAL's. With `fallback`, reads of state the
+    /// BAL does not list go to the database (a BAL that carries diffs only: the
+    /// parallel-I/O design); without it they are the BAL's fault.
+    Bal {
+        /// The BAL.
+        bal: &'b BlockAccessList,
+        /// Read state the BAL does not list from the database.
+        fallback: bool,
+    },
+    /// Values given per transaction (the Type 6 BAL design); what they do not give is
+    /// read from the database. Nothing checks them here: the caller compares the values
+    /// with what the block's execution in block order implies.
+    PerTx(&'b dyn PreTxValues),
+}
+
+/// The state each transaction starts from, as far as it is given (Type 6 BAL design).
+pub trait PreTxValues: Sync {
+    /// The account as the transaction at block access index `index` finds it:
+    /// `Some(None)` when it does not exist, `None` when not given. An `AccountInfo` may
+    /// carry its code (code the block itself deployed, which the store does not hold).
+    fn account(&self, index: u64, address: Address) -> Option<Option<AccountInfo>>;
+    /// The slot as the transaction at `index` finds it; `None` when not given.
+    fn slot(&self, index: u64, address: Address, slot: U256) -> Option<U256>;
+}
+
+/// The database as one transaction of the per-transaction path sees it.
+struct PreTxView<'a, DB> {
+    db: &'a DB,
+    values: &'a dyn PreTxValues,
+    index: u64,
+}
+
+impl<DB: DatabaseRef> DatabaseRef for PreTxView<'_, DB> {
+    type Error = DB::Error;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
+        match self.values.account(self.index, address) {
+            Some(value) => Ok(value),
+            None => self.db.basic_ref(address),
+        }
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
+        self.db.code_by_hash_ref(code_hash)
+    }
+
+    fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
+        match self.values.slot(self.index, address, index) {
+            Some(value) => Ok(value),
+            None => self.db.storage_ref(address, index),
+        }
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
+        self.db.block_hash_ref(number)
+    }
+}
+
+/// Where the workers' transactions read their pre-state.
+enum Source<'b> {
+    Bal { bal: Arc<Bal>, header_writes: Vec<IndexWrites>, fallback: bool },
+    PerTx(&'b dyn PreTxValues),
 }
 
 /// What every worker shares: the block's EVM configuration and the header BAL, in
@@ -82,18 +152,67 @@ struct TxRun {
 struct Shared<'a, DB> {
     db: &'a DB,
     evm_config: &'a EvmConfig,
-    bal: Arc<Bal>,
-    header_writes: Vec<IndexWrites>,
+    source: Source<'a>,
 }
 
 impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
     fn run_one(&self, index: usize, tx: &Transaction, sender: Address) -> TxRun {
+        match &self.source {
+            Source::Bal { bal, header_writes, fallback } => {
+                self.run_on_bal(index, tx, sender, bal, header_writes, *fallback)
+            }
+            Source::PerTx(values) => self.run_per_tx(index, tx, sender, *values),
+        }
+    }
+
+    /// One transaction on the pre-state the values give it; its accesses recorded.
+    fn run_per_tx(
+        &self,
+        index: usize,
+        tx: &Transaction,
+        sender: Address,
+        values: &dyn PreTxValues,
+    ) -> TxRun {
+        let view = PreTxView { db: self.db, values, index: index as u64 + 1 };
+        let mut state = State::builder().with_database(WrapDatabaseRef(&view)).build();
+        match self.evm_config.evm(&mut state).transact(tx_env(tx, sender)) {
+            Err(e) => TxRun {
+                sender,
+                result: Err(transaction_error(index, e)),
+                bal_mismatch: None,
+                access: None,
+            },
+            Ok(r) => {
+                let access = access_of(&r.state);
+                let gas = *r.result.gas();
+                let success = r.result.is_success();
+                let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
+                TxRun {
+                    sender,
+                    result: Ok((gas, receipt, r.state)),
+                    bal_mismatch: None,
+                    access: Some(access),
+                }
+            }
+        }
+    }
+
+    fn run_on_bal(
+        &self,
+        index: usize,
+        tx: &Transaction,
+        sender: Address,
+        bal: &Arc<Bal>,
+        header_writes: &[IndexWrites],
+        fallback: bool,
+    ) -> TxRun {
         let bal_index = index + 1;
         let mut state = State::builder()
             .with_database(WrapDatabaseRef(self.db))
-            .with_bal(self.bal.clone())
+            .with_bal(bal.clone())
             .with_bal_builder()
             .build();
+        state.set_allow_bal_db_fallback(fallback);
         state.set_bal_index(BlockAccessIndex(bal_index as u64));
         let outcome = self.evm_config.evm(&mut state).transact(tx_env(tx, sender));
         match outcome {
@@ -109,7 +228,7 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
                     }
                     _ => None,
                 };
-                TxRun { sender, result: Err(error), bal_mismatch }
+                TxRun { sender, result: Err(error), bal_mismatch, access: None }
             }
             Ok(r) => {
                 state.bal_state.commit(&r.state);
@@ -117,12 +236,11 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
                     .take_built_alloy_bal()
                     .map(|partial| writes_at_index(&partial, bal_index as u64))
                     .unwrap_or_default();
-                let bal_mismatch =
-                    diff_writes(bal_index, &self.header_writes[bal_index], &produced);
+                let bal_mismatch = diff_writes(bal_index, &header_writes[bal_index], &produced);
                 let gas = *r.result.gas();
                 let success = r.result.is_success();
                 let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
-                TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch }
+                TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch, access: None }
             }
         }
     }
@@ -227,6 +345,8 @@ pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
     /// The longest single transaction's run on its worker (sender recovery and reads
     /// included): the block's critical path.
     pub longest_tx: std::time::Duration,
+    /// What each transaction accessed, in block order (the per-transaction path only).
+    pub tx_accesses: Vec<TxAccess>,
 }
 
 /// What the transaction phase of the parallel path concluded.
@@ -277,6 +397,29 @@ pub fn run_transactions_parallel<'a, DB>(
 where
     DB: DatabaseRef + Sync,
 {
+    run_transactions_parallel_on(
+        db,
+        block,
+        config,
+        TxPreState::Bal { bal, fallback: false },
+        schedule,
+    )
+}
+
+/// As `run_transactions_parallel`, with each transaction's pre-state from `pre`: an
+/// EIP-7928 BAL (with or without reads of what it does not list), or values given per
+/// transaction. On the per-transaction path nothing is checked against a BAL
+/// (`ParallelRun::BalMismatch` does not occur) and the accesses are recorded.
+pub fn run_transactions_parallel_on<'a, DB>(
+    db: &'a DB,
+    block: &Block,
+    config: &ChainConfig,
+    pre: TxPreState<'_>,
+    schedule: Schedule,
+) -> Result<ParallelRun<'a, DB>, ExecutionError>
+where
+    DB: DatabaseRef + Sync,
+{
     let header = &block.header;
     let evm_config = EvmConfig::new(config, header);
     let fork = evm_config.fork();
@@ -286,7 +429,12 @@ where
     // system calls on the state everything is finally committed into.
     let t_setup = std::time::Instant::now();
     let (prepared, pre_block) = rayon::join(
-        || prepare_bal(bal, txs.len() + 2),
+        || match pre {
+            TxPreState::Bal { bal, fallback } => {
+                prepare_bal(bal, txs.len() + 2).map(|p| Some((p, fallback)))
+            }
+            TxPreState::PerTx(_) => Ok(None),
+        },
         || {
             let mut state = State::builder()
                 .with_database(WrapDatabaseRef(db))
@@ -302,29 +450,36 @@ where
         // Sequential import recovers every sender before the system calls run.
         Err(e) => return Err(recover_senders(txs, true).err().unwrap_or(e)),
     };
-    let (revm_bal, header_writes) = match prepared {
-        Ok(prepared) => prepared,
-        Err(reason) => return Ok(ParallelRun::BalMismatch { reason }),
+    let source = match (prepared, pre) {
+        (Err(reason), _) => return Ok(ParallelRun::BalMismatch { reason }),
+        (Ok(Some(((bal, header_writes), fallback))), _) => {
+            // Every transaction reads the header's index-0 writes as its starting state,
+            // so they must be exactly what the system calls wrote before anything else is
+            // trusted.
+            let pre_block_writes = state
+                .bal_state
+                .bal_builder
+                .clone()
+                .map(|b| writes_at_index(&b.into_alloy_bal(), 0))
+                .unwrap_or_default();
+            if let Some(reason) = diff_writes(0, &header_writes[0], &pre_block_writes) {
+                return Ok(ParallelRun::BalMismatch { reason });
+            }
+            Source::Bal { bal, header_writes, fallback }
+        }
+        (Ok(None), TxPreState::PerTx(values)) => Source::PerTx(values),
+        (Ok(None), TxPreState::Bal { .. }) => unreachable!("a BAL source is always prepared"),
     };
     let setup_time = t_setup.elapsed();
-    // Every transaction reads the header's index-0 writes as its starting state, so they
-    // must be exactly what the system calls wrote before anything else is trusted.
-    let pre_block_writes = state
-        .bal_state
-        .bal_builder
-        .clone()
-        .map(|b| writes_at_index(&b.into_alloy_bal(), 0))
-        .unwrap_or_default();
-    if let Some(reason) = diff_writes(0, &header_writes[0], &pre_block_writes) {
-        return Ok(ParallelRun::BalMismatch { reason });
-    }
 
     let t_parallel = std::time::Instant::now();
-    let shared = Shared { db, evm_config: &evm_config, bal: revm_bal, header_writes };
+    let shared = Shared { db, evm_config: &evm_config, source };
     let (runs, longest_tx) =
         run_scheduled(txs, schedule, |index, tx| match recover_sender(index, tx) {
             Ok(sender) => shared.run_one(index, tx, sender),
-            Err(e) => TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None },
+            Err(e) => {
+                TxRun { sender: Address::ZERO, result: Err(e), bal_mismatch: None, access: None }
+            }
         })?;
     // Sequential import recovers every sender before executing anything, so a bad
     // signature is the verdict whatever else is wrong with the block.
@@ -341,9 +496,11 @@ where
     let mut receipts = Vec::with_capacity(txs.len());
     let mut senders = Vec::with_capacity(txs.len());
     let mut changes = Vec::with_capacity(txs.len());
+    let mut tx_accesses = Vec::new();
     let mut gas = GasCounter::default();
     for (index, (tx, run)) in txs.iter().zip(runs).enumerate() {
         senders.push(run.sender);
+        tx_accesses.extend(run.access);
         // Same order as the sequential path: the gas check comes before the transaction.
         gas.check_fits(fork, header.gas_limit, index, tx.gas_limit())?;
         if let Some(reason) = run.bal_mismatch {
@@ -371,6 +528,7 @@ where
         receipts,
         senders,
         longest_tx,
+        tx_accesses,
     }))
 }
 
@@ -396,7 +554,15 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
         config: &ChainConfig,
         receipts: &[Receipt],
     ) -> Result<BlockExecutionOutput, ExecutionError> {
-        let ExecutedTransactions { mut state, evm_config, changes, gas, longest_tx, .. } = self;
+        let ExecutedTransactions {
+            mut state,
+            evm_config,
+            changes,
+            gas,
+            longest_tx,
+            tx_accesses,
+            ..
+        } = self;
         let t_commit = std::time::Instant::now();
         for evm_state in changes {
             state.bump_bal_index();
@@ -408,6 +574,7 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
         let mut output =
             finish(state, true, Vec::new(), gas.block_gas(evm_config.fork()), requests);
         output.longest_tx = longest_tx;
+        output.tx_accesses = tx_accesses;
         tracing::trace!(
             block = block.header.number,
             ordered_commit_ms = commit_time.as_secs_f64() * 1e3,

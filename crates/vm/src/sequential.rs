@@ -6,7 +6,7 @@ use crate::env::tx_env;
 use crate::error::{transaction_error, ExecutionError};
 use crate::evm::EvmConfig;
 use crate::gas::GasCounter;
-use crate::output::{build_receipt, finish, BlockExecutionOutput};
+use crate::output::{access_of, build_receipt, finish, BlockExecutionOutput};
 use crate::system::{run_post_block, run_pre_block};
 use alloy_consensus::{Transaction as _, Typed2718};
 use alloy_primitives::Address;
@@ -25,6 +25,29 @@ pub fn execute_block_sequential<DB: DatabaseRef>(
     senders: &[Address],
     config: &ChainConfig,
     build_bal: bool,
+) -> Result<BlockExecutionOutput, ExecutionError> {
+    execute(db, block, senders, config, build_bal, false)
+}
+
+/// As `execute_block_sequential` with the BAL built, also recording what each
+/// transaction accessed (`BlockExecutionOutput::tx_accesses`): what BAL designs with
+/// per-transaction content (Type 6) are derived from.
+pub fn execute_block_sequential_recording<DB: DatabaseRef>(
+    db: DB,
+    block: &Block,
+    senders: &[Address],
+    config: &ChainConfig,
+) -> Result<BlockExecutionOutput, ExecutionError> {
+    execute(db, block, senders, config, true, true)
+}
+
+fn execute<DB: DatabaseRef>(
+    db: DB,
+    block: &Block,
+    senders: &[Address],
+    config: &ChainConfig,
+    build_bal: bool,
+    record_accesses: bool,
 ) -> Result<BlockExecutionOutput, ExecutionError> {
     let header = &block.header;
     let evm_config = EvmConfig::new(config, header);
@@ -50,6 +73,7 @@ pub fn execute_block_sequential<DB: DatabaseRef>(
     let mut receipts = Vec::with_capacity(block.body.transactions.len());
     let mut gas = GasCounter::default();
     let mut longest_tx = std::time::Duration::ZERO;
+    let mut accesses = Vec::new();
     {
         let mut evm = evm_config.evm(&mut state);
         for (index, (tx, sender)) in block.body.transactions.iter().zip(senders).enumerate() {
@@ -59,6 +83,9 @@ pub fn execute_block_sequential<DB: DatabaseRef>(
             let result =
                 evm.transact(tx_env(tx, *sender)).map_err(|e| transaction_error(index, e))?;
             longest_tx = longest_tx.max(t.elapsed());
+            if record_accesses {
+                accesses.push(access_of(&result.state));
+            }
             gas.add(result.result.gas());
             let success = result.result.is_success();
             let logs = result.result.into_logs();
@@ -69,5 +96,6 @@ pub fn execute_block_sequential<DB: DatabaseRef>(
     let requests = run_post_block(&mut state, &evm_config, block, config, &receipts)?;
     let mut output = finish(state, build_bal, receipts, gas.block_gas(fork), requests);
     output.longest_tx = longest_tx;
+    output.tx_accesses = accesses;
     Ok(output)
 }

@@ -1,0 +1,395 @@
+//! The consumers of the BAL designs (`ethrex_bal`): a research import that executes a
+//! block from a design's access list instead of the header's EIP-7928 one.
+//!
+//! The block itself is validated exactly as `Blockchain::import_block` validates it (its
+//! own EIP-7928 BAL against the header and against execution, gas, receipts, requests,
+//! state root), so a design can change how fast a block imports, never whether it does.
+//! On top, the design's BAL is checked: it must be exactly what the design derives from
+//! this block's execution and the parent state (`ethrex_bal::verify`), so a lie in any
+//! field is `BlockError::DesignBal` and nothing of the block is stored.
+//!
+//! What each consumer does before and during execution:
+//!
+//! | design | before execution | execution |
+//! |--------|------------------|-----------|
+//! | `type1` | I/O pool reads every account, code and slot named | sequential |
+//! | `type2` | I/O pool reads every account, code and slot named | parallel on the diffs |
+//! | `type3` | slots seeded from the carried values; I/O pool reads the accounts | sequential |
+//! | `type4` | accounts and slots seeded | sequential |
+//! | `type5` | slots seeded; I/O pool reads the accounts | parallel on the diffs |
+//! | `type6` | nothing | parallel, each transaction on its carried pre-state |
+//! | `full` | accounts and slots seeded | parallel on the diffs |
+//! | `parallel-io` | nothing | parallel on the diffs, reads on demand |
+//!
+//! Code is never carried (only code hashes): a seeded contract's code is read on demand.
+//!
+//! When the checks run, and what they cost:
+//! - canonical form: when decoding, before anything else (inline);
+//! - carried values against the parent state: the parent's values of every carried key
+//!   are read from the store itself (not through the seeded cache) on the I/O pool,
+//!   beside execution; they are compared after it. This costs the reads the design saves
+//!   execution, but off its critical path;
+//! - diffs: inside each worker, against the transaction's own writes (as for the header
+//!   BAL); keys, values and Type 6's per-transaction values: after execution, by deriving
+//!   the design from what execution produced and comparing (`ethrex_bal::verify`; a few
+//!   milliseconds a block, on the import's thread).
+//!
+//! When a design's execution fails (a transaction fails, or its writes disagree with the
+//! diffs), the design may have lied or the block may be invalid; the block is then
+//! executed sequentially on the parent state, and the verdict is that execution's error,
+//! or else the design's first difference from it.
+
+use crate::error::{BlockError, StorageFault};
+use crate::import::{BlockTimings, Executed};
+use crate::{Blockchain, ExecutionPath};
+use alloy_primitives::{Address, U256};
+use ethrex_bal::{verify, AccountValue, BalDesign, DesignBal, Execution, PreValues};
+use ethrex_common::Block;
+use ethrex_vm::{
+    execute_block_sequential, execute_block_sequential_recording, run_transactions_parallel_on,
+    BlockExecutionOutput, CachingDb, ParallelRun, PreTxValues, StoreDb, TxPreState,
+};
+use rayon::prelude::*;
+use revm::bytecode::Bytecode;
+use revm::database_interface::DatabaseRef;
+use revm::state::AccountInfo;
+use std::time::Instant;
+
+/// Why a design's own execution did not finish (the verdict is then decided sequentially).
+enum Failed {
+    Block(BlockError),
+    Diffs(String),
+}
+
+impl From<BlockError> for Failed {
+    fn from(e: BlockError) -> Self {
+        Failed::Block(e)
+    }
+}
+
+impl From<ethrex_vm::ExecutionError> for Failed {
+    fn from(e: ethrex_vm::ExecutionError) -> Self {
+        Failed::Block(e.into())
+    }
+}
+
+fn account_info(value: Option<AccountValue>) -> Option<AccountInfo> {
+    value.map(|v| AccountInfo {
+        balance: v.balance,
+        nonce: v.nonce,
+        code_hash: v.code_hash,
+        code: None,
+        account_id: None,
+    })
+}
+
+fn storage_fault(e: impl std::error::Error + Send + Sync + 'static) -> BlockError {
+    BlockError::Storage(StorageFault::new(e))
+}
+
+/// Type 6's values, answered per transaction: an account's or slot's value before the
+/// transaction at index `i` is its last entry at an index up to `i`.
+struct PerTxTable<'a> {
+    bal: &'a DesignBal,
+}
+
+impl PerTxTable<'_> {
+    fn account_entries(&self, address: Address) -> Option<&ethrex_bal::DesignAccount> {
+        let i = self.bal.accounts.binary_search_by_key(&address, |a| a.address).ok()?;
+        Some(&self.bal.accounts[i])
+    }
+}
+
+impl PreTxValues for PerTxTable<'_> {
+    fn account(&self, index: u64, address: Address) -> Option<Option<AccountInfo>> {
+        let account = self.account_entries(address)?;
+        let entry = account.pre_tx.iter().rev().find(|e| e.index <= index)?;
+        let mut info = account_info(entry.value);
+        if let Some(info) = &mut info {
+            if !entry.code.is_empty() {
+                // Code the block deployed is not in the store yet; an undecodable one is
+                // left to the store, where the read fails and the block is judged
+                // sequentially.
+                info.code = Bytecode::new_raw_checked(entry.code.clone()).ok();
+            }
+        }
+        Some(info)
+    }
+
+    fn slot(&self, index: u64, address: Address, slot: U256) -> Option<U256> {
+        let account = self.account_entries(address)?;
+        let i = account.slots.binary_search_by_key(&slot, |s| s.slot).ok()?;
+        account.slots[i].pre_tx.iter().rev().find(|e| e.index <= index).map(|e| e.value)
+    }
+}
+
+impl Blockchain {
+    /// Imports `block` as `design`'s consumer does, from `given` (the design's RLP
+    /// encoding; decoding is part of the import). Everything `import_block` checks is
+    /// checked, and `given` must be exactly the design of this block, or the import fails
+    /// with `BlockError::DesignBal` and stores nothing (see the module docs).
+    pub fn import_block_with_design(
+        &self,
+        block: ethrex_common::BlockWithBal,
+        design: BalDesign,
+        given: &[u8],
+    ) -> Result<crate::ImportOutcome, BlockError> {
+        let prerun = None::<ethrex_vm::ExecutedTransactions<'_, CachingDb<StoreDb>>>;
+        self.import_with(block, prerun, Some((design, given)))
+    }
+
+    /// `designs` of `block` (a child of the head), derived from executing it sequentially
+    /// on the head's state, recording what each transaction accessed, and the head's
+    /// values of every key its BAL names. Nothing is stored: import the block afterwards
+    /// to move on. Fails when the block does not execute, or its BAL is not the one
+    /// execution produces.
+    pub fn derive_designs(
+        &self,
+        block: &ethrex_common::BlockWithBal,
+        designs: &[BalDesign],
+    ) -> Result<Vec<DesignBal>, BlockError> {
+        let header = &block.block.header;
+        let parent = self
+            .store
+            .header(&header.parent_hash)?
+            .ok_or(BlockError::UnknownParent(header.parent_hash))?;
+        if self.store.head()? != Some(header.parent_hash) {
+            return Err(BlockError::ParentStateUnavailable(header.parent_hash));
+        }
+        let cache =
+            CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
+        let senders = ethrex_vm::recover_senders(&block.block.body.transactions, true)?;
+        let output =
+            execute_block_sequential_recording(&cache, &block.block, &senders, &self.config)?;
+        let bal = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
+        if block.bal.as_ref().is_some_and(|given| given != bal) {
+            return Err(BlockError::BalMismatch(
+                "the block's BAL is not the one its execution produces".into(),
+            ));
+        }
+        // The cache holds pre-block values only (execution's writes stay in revm's state
+        // above it), so the keys execution read are answered without the database.
+        let mut pre = PreValues::default();
+        for a in bal {
+            let info = cache.basic_ref(a.address).map_err(storage_fault)?;
+            let value = info.map(|i| AccountValue {
+                nonce: i.nonce,
+                balance: i.balance,
+                code_hash: i.code_hash,
+            });
+            pre.accounts.insert(a.address, value);
+            let slots =
+                a.storage_changes.iter().map(|s| s.slot).chain(a.storage_reads.iter().copied());
+            for slot in slots {
+                let value = cache.storage_ref(a.address, slot).map_err(storage_fault)?;
+                pre.slots.insert((a.address, slot), value);
+            }
+        }
+        designs
+            .iter()
+            .map(|&design| {
+                ethrex_bal::derive(design, bal, &pre, Some(&output.tx_accesses))
+                    .map_err(|e| BlockError::BalMismatch(format!("deriving {design}: {e}")))
+            })
+            .collect()
+    }
+
+    /// The design's execution of `block` on `cache` (the parent's state), checked.
+    pub(crate) fn execute_design(
+        &self,
+        cache: &CachingDb<StoreDb>,
+        block: &Block,
+        parent_number: u64,
+        (design, bytes): (BalDesign, &[u8]),
+        timings: &mut BlockTimings,
+    ) -> Result<Executed, BlockError> {
+        let t = Instant::now();
+        let indices = block.body.transactions.len() as u64 + 2;
+        let given = DesignBal::decode(design, bytes, indices)?;
+        seed(cache, &given);
+        let (accounts, slots) = match design {
+            BalDesign::Type1 | BalDesign::Type2 => (true, true),
+            BalDesign::Type3 | BalDesign::Type5 => (true, false),
+            _ => (false, false),
+        };
+        if accounts || slots {
+            self.on_io_pool(|| prefetch(cache, &given, slots)).map_err(storage_fault)?;
+        }
+        timings.warmer = t.elapsed();
+
+        let t = Instant::now();
+        let store = StoreDb::new(self.store.clone(), block.header.parent_hash, parent_number);
+        let (run, parent) = rayon::join(
+            || self.run_design(cache, block, &given),
+            || self.on_io_pool(|| parent_values(&store, &given)),
+        );
+        let parent = parent.map_err(storage_fault)?;
+        let result = match run {
+            Ok(done) => done,
+            Err(failed) => return Err(self.judge(&store, block, &given, &parent, failed)),
+        };
+        let (senders, output) = result;
+        let produced = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
+        verify(&given, produced, &parent, Some(&output.tx_accesses))?;
+        timings.exec = t.elapsed();
+        timings.longest_tx = output.longest_tx;
+        Ok(Executed {
+            senders,
+            output,
+            path: ExecutionPath::Design(design),
+            receipts: None,
+            from_bal: None,
+        })
+    }
+
+    fn run_design(
+        &self,
+        cache: &CachingDb<StoreDb>,
+        block: &Block,
+        given: &DesignBal,
+    ) -> Result<(Vec<Address>, BlockExecutionOutput), Failed> {
+        let txs = &block.body.transactions;
+        if given.design.execution() == Execution::Sequential {
+            let senders = ethrex_vm::recover_senders(txs, true)?;
+            let output = execute_block_sequential(cache, block, &senders, &self.config, true)?;
+            return Ok((senders, output));
+        }
+        let table = PerTxTable { bal: given };
+        let diffs;
+        let pre = match given.design {
+            BalDesign::Type6 => TxPreState::PerTx(&table),
+            design => {
+                diffs = given.to_eip7928();
+                TxPreState::Bal { bal: &diffs, fallback: design == BalDesign::ParallelIo }
+            }
+        };
+        match run_transactions_parallel_on(cache, block, &self.config, pre, self.options.schedule)?
+        {
+            ParallelRun::BalMismatch { reason } => Err(Failed::Diffs(reason)),
+            ParallelRun::Ran(mut executed) => {
+                let senders = std::mem::take(&mut executed.senders);
+                Ok((senders, executed.commit(block, &self.config)?))
+            }
+        }
+    }
+
+    /// The verdict when a design's execution failed: the block's own error when sequential
+    /// execution on the parent state fails too, else the design's first difference from
+    /// that execution.
+    fn judge(
+        &self,
+        store: &StoreDb,
+        block: &Block,
+        given: &DesignBal,
+        parent: &PreValues,
+        failed: Failed,
+    ) -> BlockError {
+        let fresh = CachingDb::new(store.clone());
+        let senders = match ethrex_vm::recover_senders(&block.body.transactions, true) {
+            Ok(senders) => senders,
+            Err(e) => return e.into(),
+        };
+        let output = match execute_block_sequential_recording(&fresh, block, &senders, &self.config)
+        {
+            Ok(output) => output,
+            Err(e) => return e.into(),
+        };
+        let Some(produced) = output.bal.as_ref() else { return BlockError::BalMissing };
+        match verify(given, produced, parent, Some(&output.tx_accesses)) {
+            Err(e) => e.into(),
+            // The design is this block's, yet its consumer failed: report how.
+            Ok(()) => match failed {
+                Failed::Block(e) => e,
+                Failed::Diffs(reason) => BlockError::BalMismatch(reason),
+            },
+        }
+    }
+}
+
+/// Puts the values the design carries into the block's cache.
+fn seed(cache: &CachingDb<StoreDb>, given: &DesignBal) {
+    let design = given.design;
+    for a in &given.accounts {
+        if design.carries_pre_block_accounts() {
+            if let Some(pre) = a.pre {
+                cache.seed_account(a.address, account_info(pre));
+            }
+        }
+        if design.carries_pre_block_slots() {
+            for s in &a.slots {
+                if let Some(pre) = s.pre {
+                    cache.seed_storage(a.address, s.slot, pre);
+                }
+            }
+        }
+    }
+}
+
+/// Reads every account the design names (with its code) and, with `slots`, every slot,
+/// into the cache, each read its own task on the current pool.
+fn prefetch<DB: DatabaseRef + Sync>(
+    db: &DB,
+    given: &DesignBal,
+    slots: bool,
+) -> Result<(), DB::Error>
+where
+    DB::Error: Send,
+{
+    let accounts = || {
+        given.accounts.par_iter().try_for_each(|a| {
+            if let Some(info) = db.basic_ref(a.address)? {
+                if info.code_hash != ethrex_common::KECCAK_EMPTY {
+                    db.code_by_hash_ref(info.code_hash)?;
+                }
+            }
+            Ok(())
+        })
+    };
+    let slot_reads = || {
+        if !slots {
+            return Ok(());
+        }
+        given.accounts.par_iter().try_for_each(|a| {
+            a.slots.par_iter().try_for_each(|s| db.storage_ref(a.address, s.slot).map(drop))
+        })
+    };
+    let (accounts, slot_reads) = rayon::join(accounts, slot_reads);
+    accounts.and(slot_reads)
+}
+
+/// The parent state's values of the keys whose values `given` carries (read from the
+/// store, not from the seeded cache), for the check after execution.
+fn parent_values(store: &StoreDb, given: &DesignBal) -> Result<PreValues, ethrex_vm::StoreDbError> {
+    let design = given.design;
+    let type6 = design == BalDesign::Type6;
+    let mut values = PreValues::default();
+    if design.carries_pre_block_accounts() || type6 {
+        values.accounts = given
+            .accounts
+            .par_iter()
+            .map(|a| {
+                let info = store.basic_ref(a.address)?;
+                let value = info.map(|i| AccountValue {
+                    nonce: i.nonce,
+                    balance: i.balance,
+                    code_hash: i.code_hash,
+                });
+                Ok::<_, ethrex_vm::StoreDbError>((a.address, value))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    if design.carries_pre_block_slots() || type6 {
+        values.slots = given
+            .accounts
+            .par_iter()
+            .flat_map_iter(|a| a.slots.iter().map(move |s| (a.address, s.slot)))
+            .map(|(address, slot)| {
+                Ok::<_, ethrex_vm::StoreDbError>((
+                    (address, slot),
+                    store.storage_ref(address, slot)?,
+                ))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(values)
+}
