@@ -7,7 +7,9 @@
 #      tests, kill -9 durability tests, trie, storage, workload);
 #   2. the EF fixtures through the `ethrex` binary on every backend, both paths;
 #   3. the Hive tooling's unit tests and the Docker-free consume-engine run against the node;
-#   4. small generated chains through revme and geth (accepted) and mutated blocks (rejected).
+#   4. small generated chains through revme and geth (accepted) and mutated blocks (rejected);
+#   5. seconds-long versions of the studies: the I/O-realistic bench and bench/io-study.sh,
+#      and the BAL design lab (bal-lab sizes, every design's consumer importing a chain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
@@ -89,14 +91,17 @@ IO_STUDY_FIXTURES="$SCRATCH/io-study-fixtures" bench/io-study.sh --quick "$SCRAT
 echo "== bal-lab sizes and import-bench --bal-design all on the small stress chain"
 "$ETHREX" bal-lab sizes --fixture "$SCRATCH/stress/stress.rlp" --json "$SCRATCH/sizes.json" \
     --plot "$SCRATCH/sizes.svg"
+"$ETHREX" bal-lab sizes --ef "$FIXTURES" --json "$SCRATCH/ef-sizes.json"
 "$ETHREX" import-bench --fixture "$SCRATCH/stress/stress.rlp" --mode sequential --bal-design all \
     --sleep-ms 0 --json "$SCRATCH/designs.json"
-python3 - "$SCRATCH/sizes.json" "$SCRATCH/designs.json" <<'PY'
+python3 - "$SCRATCH/sizes.json" "$SCRATCH/designs.json" "$SCRATCH/ef-sizes.json" <<'PY'
 import json, sys
 sizes = json.load(open(sys.argv[1]))["designs"]
 names = {"type1", "type2", "type3", "type4", "type5", "type6", "full", "parallel-io"}
 assert set(sizes) == names, sizes.keys()
 assert all(s["blocks"] == 3 and s["mean_bytes"] > 0 for s in sizes.values()), sizes
+ef = json.load(open(sys.argv[3]))["designs"]
+assert set(ef) == names and all(s["blocks"] > 0 for s in ef.values()), ef
 modes = json.load(open(sys.argv[2]))["modes"]
 assert set(modes) == {"sequential"} | {"design:" + n for n in names}, modes.keys()
 roots = {m["final_state_root"] for m in modes.values()}

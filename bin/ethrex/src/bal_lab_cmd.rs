@@ -3,9 +3,17 @@
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use ethrex_bal::BalDesign;
-use ethrex_import_bench::bal_lab::{sizes, sizes_json, sizes_svg, sizes_table};
+use ethrex_bal::DesignBal;
+use ethrex_common::Fork;
+use ethrex_ef_tests::fixture::BlockchainTest;
+use ethrex_ef_tests::runner::is_blockchain_test;
+use ethrex_ef_tests::{find_fixture_files, valid_chain};
+use ethrex_import_bench::bal_lab::{
+    sizes, sizes_json, sizes_svg, sizes_table, summarize, with_eip7928,
+};
 use ethrex_import_bench::bench::{load_fixture, BenchOptions};
 use ethrex_storage::DbKind;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,8 +27,12 @@ pub(crate) enum BalLabCommand {
 #[derive(Args)]
 pub(crate) struct SizesArgs {
     /// Chain file: RLP blocks, concatenated (the stress fixture, or `ethrex export`'s).
-    #[arg(long)]
-    fixture: PathBuf,
+    #[arg(long, required_unless_present = "ef", conflicts_with = "ef")]
+    fixture: Option<PathBuf>,
+    /// EF `blockchain_test` fixture files or directories instead: the valid blocks of
+    /// every Amsterdam test, each test's chain replayed from its own genesis.
+    #[arg(long, num_args = 1..)]
+    ef: Vec<PathBuf>,
     /// Concatenated RLP BALs (default: <fixture stem>.bal.rlp beside the fixture, if present).
     #[arg(long)]
     bal: Option<PathBuf>,
@@ -55,28 +67,42 @@ fn run_sizes(a: SizesArgs) -> anyhow::Result<ExitCode> {
     let designs = BalDesign::parse_list(&a.designs).map_err(anyhow::Error::msg)?;
     let db: DbKind = a.db.parse().map_err(anyhow::Error::msg)?;
     anyhow::ensure!(db != DbKind::Memory, "--db must be mdbx or rocksdb");
-    let mut options = BenchOptions::new(a.fixture.clone());
-    options.bal = a.bal;
-    options.genesis = a.genesis;
-    options.state = a.state;
-    options.db = db;
-    let fixture = load_fixture(&options)?;
-    eprintln!(
-        "{}: {} blocks; deriving {} designs by executing the chain",
-        a.fixture.display(),
-        fixture.blocks.len(),
-        designs.len()
-    );
     let t = std::time::Instant::now();
-    let result = sizes(&options, &fixture, &designs)?;
+    let (source, blocks, result) = match &a.fixture {
+        Some(path) => {
+            let mut options = BenchOptions::new(path.clone());
+            options.bal = a.bal;
+            options.genesis = a.genesis;
+            options.state = a.state;
+            options.db = db;
+            let fixture = load_fixture(&options)?;
+            eprintln!(
+                "{}: {} blocks; deriving {} designs by executing the chain",
+                path.display(),
+                fixture.blocks.len(),
+                designs.len()
+            );
+            let result = sizes(&options, &fixture, &designs)?;
+            (path.display().to_string(), fixture.blocks.len(), result)
+        }
+        None => {
+            let all = with_eip7928(&designs);
+            let (tests, derived) = ef_designs(&a.ef, &all)?;
+            anyhow::ensure!(
+                !derived.is_empty(),
+                "no valid Amsterdam block in the EF fixtures given"
+            );
+            eprintln!("{} valid blocks of {tests} Amsterdam tests", derived.len());
+            let result = summarize(&derived, &all, &designs)?;
+            let names: Vec<String> = a.ef.iter().map(|p| p.display().to_string()).collect();
+            (names.join(","), derived.len(), result)
+        }
+    };
     print!("{}", sizes_table(&result));
     println!("derived and measured in {:.1} s", t.elapsed().as_secs_f64());
     if let Some(path) = &a.json {
         let mut json = sizes_json(&result);
-        json["fixture"] = serde_json::json!({
-            "path": a.fixture.display().to_string(),
-            "blocks": fixture.blocks.len(),
-        });
+        json["fixture"] = serde_json::json!({ "path": source, "blocks": blocks });
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }
@@ -85,4 +111,46 @@ fn run_sizes(a: SizesArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every design in `all` of every valid block of the Amsterdam blockchain tests under
+/// `paths`, each test's chain replayed on its own in-memory store; and how many tests.
+fn ef_designs(
+    paths: &[PathBuf],
+    all: &[ethrex_bal::BalDesign],
+) -> anyhow::Result<(usize, Vec<Vec<DesignBal>>)> {
+    let mut tests = 0;
+    let mut derived = Vec::new();
+    for file in find_fixture_files(paths).map_err(anyhow::Error::msg)? {
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let cases: BTreeMap<String, serde_json::Value> = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a fixture file", file.display()))?;
+        for (name, value) in cases {
+            if !is_blockchain_test(&value) {
+                continue;
+            }
+            let test: BlockchainTest = serde_json::from_value(value)
+                .with_context(|| format!("{}: {name} is malformed", file.display()))?;
+            // BALs exist from Amsterdam on.
+            if Fork::from_name(&test.network) != Some(Fork::Amsterdam) {
+                continue;
+            }
+            let (chain, blocks) = valid_chain(&test)
+                .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", file.display()))?;
+            tests += 1;
+            for block in blocks {
+                let number = block.number();
+                derived.push(
+                    chain
+                        .derive_designs(&block, all)
+                        .with_context(|| format!("{name}: block {number}"))?,
+                );
+                chain
+                    .import_block(block)
+                    .with_context(|| format!("{name}: importing block {number}"))?;
+            }
+        }
+    }
+    Ok((tests, derived))
 }

@@ -3,11 +3,12 @@
 //!
 //! Every block's designs are derived by executing the chain (each block on its parent's
 //! state, on a copy of the genesis database), so any chain the client can import serves:
-//! the stress fixture, or a chain exported by `ethrex export` with its genesis.
+//! the stress fixture, a chain exported by `ethrex export` with its genesis, or the
+//! valid chains of EF `blockchain_test` fixtures (`ethrex bal-lab sizes --ef`).
 
 use crate::bench::{derive_chain_designs, BenchOptions, Databases, LoadedFixture};
 use anyhow::Context;
-use ethrex_bal::{BalDesign, SizeSplit, SizeStats};
+use ethrex_bal::{BalDesign, DesignBal, SizeSplit, SizeStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -55,34 +56,50 @@ pub struct Split {
     pub code: f64,
 }
 
+/// `designs` plus EIP-7928's (type2), the yardstick every size is compared with.
+pub fn with_eip7928(designs: &[BalDesign]) -> Vec<BalDesign> {
+    let mut all = designs.to_vec();
+    if !all.contains(&BalDesign::Type2) {
+        all.push(BalDesign::Type2);
+    }
+    all
+}
+
 /// Sizes of every design in `designs` over the chain, in `designs`' order.
 pub fn sizes(
     options: &BenchOptions,
     fixture: &LoadedFixture,
     designs: &[BalDesign],
 ) -> anyhow::Result<Vec<(BalDesign, DesignSizes)>> {
-    // EIP-7928's size is the yardstick, so it is derived whether asked for or not.
-    let mut all = designs.to_vec();
-    if !all.contains(&BalDesign::Type2) {
-        all.push(BalDesign::Type2);
-    }
+    let all = with_eip7928(designs);
     let dbs = Databases::build(options, fixture)?;
     let derived = derive_chain_designs(&dbs, fixture, &all)?;
-    let splits: Vec<Vec<SizeSplit>> = all
-        .iter()
-        .enumerate()
-        .map(|(k, _)| derived.iter().map(|block| block[k].size_split()).collect())
+    summarize(&derived, &all, designs)
+}
+
+/// Sizes of `designs` over blocks whose designs `all` (`with_eip7928(designs)`) were
+/// derived, one `Vec` per block in `all`'s order.
+pub fn summarize(
+    derived: &[Vec<DesignBal>],
+    all: &[BalDesign],
+    designs: &[BalDesign],
+) -> anyhow::Result<Vec<(BalDesign, DesignSizes)>> {
+    let splits: Vec<Vec<SizeSplit>> = (0..all.len())
+        .map(|k| derived.iter().map(|block| block[k].size_split()).collect())
         .collect();
-    let eip7928 = all.iter().position(|d| *d == BalDesign::Type2).context("type2 derived")?;
+    let position = |design: BalDesign| {
+        all.iter().position(|d| *d == design).with_context(|| format!("{design} not derived"))
+    };
+    let eip7928 = position(BalDesign::Type2)?;
     let mean_of = |k: usize, f: fn(&SizeSplit) -> usize| {
         let n = splits[k].len().max(1) as f64;
         splits[k].iter().map(f).sum::<usize>() as f64 / n
     };
     let base = mean_of(eip7928, |s| s.total);
-    Ok(designs
+    designs
         .iter()
         .map(|&design| {
-            let k = all.iter().position(|d| *d == design).unwrap_or_default();
+            let k = position(design)?;
             let totals: Vec<usize> = splits[k].iter().map(|s| s.total).collect();
             let stats = SizeStats::of(&totals);
             let sizes = DesignSizes {
@@ -104,9 +121,9 @@ pub fn sizes(
                     .find(|(d, _)| *d == design)
                     .map(|(_, bytes)| *bytes),
             };
-            (design, sizes)
+            Ok((design, sizes))
         })
-        .collect())
+        .collect()
 }
 
 /// The sizes as a table, with the published means beside.

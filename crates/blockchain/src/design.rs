@@ -31,8 +31,8 @@
 //!   execution, but off its critical path;
 //! - diffs: inside each worker, against the transaction's own writes (as for the header
 //!   BAL); keys, values and Type 6's per-transaction values: after execution, by deriving
-//!   the design from what execution produced and comparing (`ethrex_bal::verify`; a few
-//!   milliseconds a block, on the import's thread).
+//!   the design from what execution produced and comparing (`ethrex_bal::verify`, on the
+//!   import's thread; its time is the `validate` stage's first part).
 //!
 //! When a design's execution fails (a transaction fails, or its writes disagree with the
 //! diffs), the design may have lied or the block may be invalid; the block is then
@@ -229,9 +229,11 @@ impl Blockchain {
             Err(failed) => return Err(self.judge(&store, block, &given, &parent, failed)),
         };
         let (senders, output) = result;
+        timings.exec = t.elapsed();
+        let t = Instant::now();
         let produced = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
         verify(&given, produced, &parent, Some(&output.tx_accesses))?;
-        timings.exec = t.elapsed();
+        timings.validate = t.elapsed();
         timings.longest_tx = output.longest_tx;
         Ok(Executed {
             senders,

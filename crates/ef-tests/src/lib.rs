@@ -8,5 +8,6 @@ pub mod runner;
 
 pub use report::report;
 pub use runner::{
-    counts_per_file, find_fixture_files, run_file, CaseResult, Counts, Mode, Outcome, RunOptions,
+    counts_per_file, find_fixture_files, run_file, valid_chain, CaseResult, Counts, Mode, Outcome,
+    RunOptions,
 };

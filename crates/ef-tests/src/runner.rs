@@ -323,6 +323,57 @@ fn open_store(options: &RunOptions) -> Result<(Store, Option<tempfile::TempDir>)
     }
 }
 
+/// Writes the test's genesis (its `pre` allocation under its genesis header) into `store`
+/// and checks the hash against the fixture's.
+fn init_test_genesis(test: &BlockchainTest, store: &Store) -> Result<(), String> {
+    let genesis_block = Block::decode(&mut test.genesis_rlp.as_ref())
+        .map_err(|e| format!("genesisRLP does not decode: {e}"))?;
+    let alloc: BTreeMap<Address, GenesisAccount> = test
+        .pre
+        .iter()
+        .map(|(a, acc)| {
+            (
+                *a,
+                GenesisAccount {
+                    nonce: acc.nonce.saturating_to(),
+                    balance: acc.balance,
+                    code: acc.code.clone(),
+                    storage: acc.storage.clone(),
+                },
+            )
+        })
+        .collect();
+    let genesis_hash =
+        init_genesis(store, genesis_block.header, &alloc).map_err(|e| format!("genesis: {e}"))?;
+    if genesis_hash != test.genesis_block_header.hash {
+        return Err(format!(
+            "genesis hash {genesis_hash} != fixture {}",
+            test.genesis_block_header.hash
+        ));
+    }
+    Ok(())
+}
+
+/// The test's chain on a fresh in-memory store at its genesis, with the blocks the test
+/// expects to import (those without `expectException`), in order; for tools that replay
+/// EF chains (the BAL design lab). Fails on a network the runner cannot configure, a
+/// genesis that does not match, or a valid block that does not decode.
+pub fn valid_chain(test: &BlockchainTest) -> Result<(Blockchain, Vec<BlockWithBal>), String> {
+    if let Some(reason) = unsupported_network(test) {
+        return Err(reason);
+    }
+    let config = chain_config(test)?;
+    let store = Store::in_memory();
+    init_test_genesis(test, &store)?;
+    let blocks = test
+        .blocks
+        .iter()
+        .filter(|b| b.expect_exception.is_none())
+        .map(|b| decode_block(b).map_err(|e| e.message))
+        .collect::<Result<_, _>>()?;
+    Ok((Blockchain::new(store, config), blocks))
+}
+
 /// Runs one test on a fresh store (twice with [`Mode::Both`]); `Err` names the first
 /// check that failed.
 pub fn run_case(test: &BlockchainTest, options: &RunOptions) -> Result<(), String> {
@@ -353,35 +404,10 @@ fn run_case_on_path(
 ) -> Result<Vec<BlockRecord>, String> {
     let config = chain_config(test)?;
     let (store, _dir) = open_store(options)?;
-
-    let genesis_block = Block::decode(&mut test.genesis_rlp.as_ref())
-        .map_err(|e| format!("genesisRLP does not decode: {e}"))?;
-    let alloc: BTreeMap<Address, GenesisAccount> = test
-        .pre
-        .iter()
-        .map(|(a, acc)| {
-            (
-                *a,
-                GenesisAccount {
-                    nonce: acc.nonce.saturating_to(),
-                    balance: acc.balance,
-                    code: acc.code.clone(),
-                    storage: acc.storage.clone(),
-                },
-            )
-        })
-        .collect();
-    let genesis_hash =
-        init_genesis(&store, genesis_block.header, &alloc).map_err(|e| format!("genesis: {e}"))?;
-    if genesis_hash != test.genesis_block_header.hash {
-        return Err(format!(
-            "genesis hash {genesis_hash} != fixture {}",
-            test.genesis_block_header.hash
-        ));
-    }
-
+    init_test_genesis(test, &store)?;
     let chain =
         Blockchain::new(store.clone(), config).with_options(options.import_options(parallel));
+
     let mut records = Vec::with_capacity(test.blocks.len());
     for (i, fixture_block) in test.blocks.iter().enumerate() {
         let expected = fixture_block.expect_exception.as_deref();
