@@ -11,6 +11,9 @@ pub(crate) struct Stages {
     pub(crate) total_ms: f64,
     pub(crate) recover_ms: f64,
     pub(crate) warmer_ms: f64,
+    /// A BAL design's check reads (parent values of the carried keys), beside execution
+    /// and within `exec_ms`.
+    pub(crate) check_reads_ms: f64,
     pub(crate) exec_ms: f64,
     pub(crate) validate_ms: f64,
     pub(crate) merkle_ms: f64,
@@ -29,6 +32,7 @@ impl Stages {
             total_ms: m(|s| s.total_ms),
             recover_ms: m(|s| s.recover_ms),
             warmer_ms: m(|s| s.warmer_ms),
+            check_reads_ms: m(|s| s.check_reads_ms),
             exec_ms: m(|s| s.exec_ms),
             validate_ms: m(|s| s.validate_ms),
             merkle_ms: m(|s| s.merkle_ms),
@@ -78,6 +82,7 @@ impl BlockRow {
                 total_ms: ms(t.total),
                 recover_ms: ms(t.recover),
                 warmer_ms: ms(t.warmer),
+                check_reads_ms: ms(t.design_check_reads),
                 exec_ms: ms(t.exec),
                 validate_ms: ms(t.validate),
                 merkle_ms: ms(t.merkle),
@@ -180,13 +185,14 @@ pub fn table(reports: &[ModeReport]) -> String {
     let seq = reports.iter().find(|r| r.name == "sequential").map(|r| r.median.ggas_per_s);
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<17} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>12} {:>10} {:>11}\n",
+        "{:<19} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>12} {:>10} {:>11}\n",
         "mode",
         "Ggas/s",
         "total",
         "recover",
         "warmer",
         "exec",
+        "check rd",
         "validate",
         "merkle",
         "store",
@@ -204,11 +210,11 @@ pub fn table(reports: &[ModeReport]) -> String {
             .unwrap_or_else(|| "-".into());
         let from_bal = r.blocks.iter().filter(|b| b.root_from_bal).count();
         out.push_str(&format!(
-            "{:<17} {:>8.3} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>13} {:>12.2} {:>10.2} {:>11.1}\n",
-            r.name, m.ggas_per_s, m.total_ms, m.recover_ms, m.warmer_ms, m.exec_ms, m.validate_ms, m.merkle_ms, m.store_ms, vs,
+            "{:<19} {:>8.3} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>13} {:>12.2} {:>10.2} {:>11.1}\n",
+            r.name, m.ggas_per_s, m.total_ms, m.recover_ms, m.warmer_ms, m.exec_ms, m.check_reads_ms, m.validate_ms, m.merkle_ms, m.store_ms, vs,
             format!("{from_bal}/{}", r.blocks.len()), m.persist_ms, r.wall_ms / 1e3, r.wall_mgas_per_s()
         ));
     }
-    out.push_str("(per-block medians; times in ms; `store` is the commit on the import's critical path, `persist (bg)`\n the database write that follows on the persister thread, outside `total`; `wall` the whole run: imports\n plus waits for the writes, final flush included)\n");
+    out.push_str("(per-block medians; times in ms; `check rd`: a BAL design's check reading the parent values of the\n keys it carries, beside execution and within `exec`; `store` is the commit on the import's critical path, `persist (bg)`\n the database write that follows on the persister thread, outside `total`; `wall` the whole run: imports\n plus waits for the writes, final flush included)\n");
     out
 }

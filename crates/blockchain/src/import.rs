@@ -46,6 +46,10 @@ pub struct BlockTimings {
     /// The longest single transaction's execution, reads included (within `exec`): the
     /// lower bound parallel execution cannot go under.
     pub longest_tx: Duration,
+    /// A BAL design's check: reading the parent state's values of the keys whose values
+    /// the design carries, on the I/O pool beside execution (within `exec`, which waits
+    /// for it); zero elsewhere.
+    pub design_check_reads: Duration,
 }
 
 /// How a block was executed, and why.
