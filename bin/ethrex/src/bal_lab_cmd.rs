@@ -11,7 +11,7 @@ use ethrex_ef_tests::{find_fixture_files, valid_chain};
 use ethrex_import_bench::bal_lab::{
     sizes, sizes_json, sizes_svg, sizes_table, summarize, with_eip7928,
 };
-use ethrex_import_bench::bench::{load_fixture, BenchOptions};
+use ethrex_import_bench::bench::load_fixture;
 use ethrex_storage::DbKind;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,15 +33,8 @@ pub(crate) struct SizesArgs {
     /// every Amsterdam test, each test's chain replayed from its own genesis.
     #[arg(long, num_args = 1..)]
     ef: Vec<PathBuf>,
-    /// Concatenated RLP BALs (default: <fixture stem>.bal.rlp beside the fixture, if present).
-    #[arg(long)]
-    bal: Option<PathBuf>,
-    /// geth-style genesis (default: <fixture stem>.genesis.json beside the fixture).
-    #[arg(long)]
-    genesis: Option<PathBuf>,
-    /// Filler state spec (default: <fixture stem>.state.json beside the fixture, if present).
-    #[arg(long)]
-    state: Option<PathBuf>,
+    #[command(flatten)]
+    files: crate::bench_cmd::ChainFiles,
     /// all, or a list of type1..type6, full, parallel-io (type2's aliases batched-io,
     /// eip7928).
     #[arg(long, default_value = "all")]
@@ -70,10 +63,7 @@ fn run_sizes(a: SizesArgs) -> anyhow::Result<ExitCode> {
     let t = std::time::Instant::now();
     let (source, blocks, result) = match &a.fixture {
         Some(path) => {
-            let mut options = BenchOptions::new(path.clone());
-            options.bal = a.bal;
-            options.genesis = a.genesis;
-            options.state = a.state;
+            let mut options = a.files.options(path.clone());
             options.db = db;
             let fixture = load_fixture(&options)?;
             eprintln!(

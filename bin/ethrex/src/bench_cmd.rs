@@ -12,11 +12,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// The files beside a chain file, each found by name when not given.
 #[derive(Args)]
-pub(crate) struct BenchArgs {
-    /// Chain file: RLP blocks, concatenated.
-    #[arg(long)]
-    fixture: PathBuf,
+pub(crate) struct ChainFiles {
     /// Concatenated RLP BALs (default: <fixture stem>.bal.rlp beside the fixture, if present).
     #[arg(long)]
     bal: Option<PathBuf>,
@@ -27,6 +25,26 @@ pub(crate) struct BenchArgs {
     /// (default: <fixture stem>.state.json beside the fixture, if present).
     #[arg(long)]
     state: Option<PathBuf>,
+}
+
+impl ChainFiles {
+    /// `BenchOptions` for the chain file `fixture` with these files.
+    pub(crate) fn options(self, fixture: PathBuf) -> BenchOptions {
+        let mut options = BenchOptions::new(fixture);
+        options.bal = self.bal;
+        options.genesis = self.genesis;
+        options.state = self.state;
+        options
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Chain file: RLP blocks, concatenated.
+    #[arg(long)]
+    fixture: PathBuf,
+    #[command(flatten)]
+    files: ChainFiles,
     /// sequential, sequential-pooled, parallel, both (sequential + parallel), all (the
     /// three + the ceiling) or none (only the sweep).
     #[arg(long, default_value = "all")]
@@ -145,10 +163,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let mut options = BenchOptions::new(a.fixture.clone());
-    options.bal = a.bal;
-    options.genesis = a.genesis;
-    options.state = a.state;
+    let mut options = a.files.options(a.fixture.clone());
     options.modes = modes_for(&a.mode)?;
     if a.mode != "none" {
         options.modes.extend(bal_designs.iter().map(|d| Mode::Design(*d)));

@@ -88,32 +88,24 @@ fn account_difference(g: &DesignAccount, d: &DesignAccount) -> Option<(Field, St
         ));
     }
     for (gs, ds) in g.slots.iter().zip(&d.slots) {
-        if gs.pre != ds.pre {
-            return Some((
-                Field::PreBlockValue,
-                at(format!(
-                    "slot {:#x} carries {:?} before the block, the parent state holds {:?}",
-                    gs.slot, gs.pre, ds.pre
-                )),
-            ));
-        }
-        if gs.changes != ds.changes {
-            return Some((
-                Field::Diff,
-                at(format!(
-                    "slot {:#x} changes {:?}, execution wrote {:?}",
-                    gs.slot, gs.changes, ds.changes
-                )),
-            ));
-        }
-        if gs.pre_tx != ds.pre_tx {
-            return Some((
-                Field::PreTxValue,
-                at(format!(
-                    "slot {:#x} pre-transaction entries {:?}, execution saw {:?}",
-                    gs.slot, gs.pre_tx, ds.pre_tx
-                )),
-            ));
+        // The slot's fields against what execution and the parent state give; the first
+        // that differs is the lie (formatted only then: this runs for every slot).
+        let differs = [
+            (gs.pre != ds.pre, Field::PreBlockValue),
+            (gs.changes != ds.changes, Field::Diff),
+            (gs.pre_tx != ds.pre_tx, Field::PreTxValue),
+        ];
+        if let Some(&(_, field)) = differs.iter().find(|f| f.0) {
+            let (given, truth) = match field {
+                Field::PreBlockValue => (format!("{:?}", gs.pre), format!("{:?}", ds.pre)),
+                Field::Diff => (format!("{:?}", gs.changes), format!("{:?}", ds.changes)),
+                _ => (format!("{:?}", gs.pre_tx), format!("{:?}", ds.pre_tx)),
+            };
+            let reason = format!(
+                "slot {:#x} {field}: carries {given}, execution and the parent state give {truth}",
+                gs.slot
+            );
+            return Some((field, at(reason)));
         }
     }
     if g.balance_changes != d.balance_changes

@@ -149,13 +149,7 @@ impl Blockchain {
         designs: &[BalDesign],
     ) -> Result<Vec<DesignBal>, BlockError> {
         let header = &block.block.header;
-        let parent = self
-            .store
-            .header(&header.parent_hash)?
-            .ok_or(BlockError::UnknownParent(header.parent_hash))?;
-        if self.store.head()? != Some(header.parent_hash) {
-            return Err(BlockError::ParentStateUnavailable(header.parent_hash));
-        }
+        let parent = self.head_parent(header)?;
         let cache =
             CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
         let senders = ethrex_vm::recover_senders(&block.block.body.transactions, true)?;

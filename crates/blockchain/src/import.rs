@@ -264,6 +264,22 @@ impl Blockchain {
         }
     }
 
+    /// The parent of a block with `header`, which must be the head: only the head's state
+    /// is there to execute on.
+    pub(crate) fn head_parent(
+        &self,
+        header: &ethrex_common::Header,
+    ) -> Result<ethrex_common::Header, BlockError> {
+        let parent = self
+            .store
+            .header(&header.parent_hash)?
+            .ok_or(BlockError::UnknownParent(header.parent_hash))?;
+        if self.store.head()? != Some(header.parent_hash) {
+            return Err(BlockError::ParentStateUnavailable(header.parent_hash));
+        }
+        Ok(parent)
+    }
+
     /// The same chain importing with `options`.
     pub fn with_options(mut self, options: ImportOptions) -> Self {
         self.options = options;
@@ -698,13 +714,7 @@ impl Blockchain {
         let header = &block.header;
         let hash = header.hash_slow();
 
-        let parent = self
-            .store
-            .header(&header.parent_hash)?
-            .ok_or(BlockError::UnknownParent(header.parent_hash))?;
-        if self.store.head()? != Some(header.parent_hash) {
-            return Err(BlockError::ParentStateUnavailable(header.parent_hash));
-        }
+        let parent = self.head_parent(header)?;
         validate_header_against_parent(&self.config, header, &parent)?;
         let amsterdam = self.config.fork_at(header.timestamp) >= Fork::Amsterdam;
         // Checks of the block's own content, in verdict order: body roots and blob gas,
