@@ -11,7 +11,7 @@ use ethrex_ef_tests::{find_fixture_files, valid_chain};
 use ethrex_import_bench::bal_lab::{
     sizes, sizes_json, sizes_svg, sizes_table, summarize, with_eip7928,
 };
-use ethrex_import_bench::bench::load_fixture;
+use ethrex_import_bench::bench::{derive_and_import, load_fixture};
 use ethrex_storage::DbKind;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -129,17 +129,9 @@ fn ef_designs(
             let (chain, blocks) = valid_chain(&test)
                 .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", file.display()))?;
             tests += 1;
-            for block in blocks {
-                let number = block.number();
-                derived.push(
-                    chain
-                        .derive_designs(&block, all)
-                        .with_context(|| format!("{name}: block {number}"))?,
-                );
-                chain
-                    .import_block(block)
-                    .with_context(|| format!("{name}: importing block {number}"))?;
-            }
+            derived.extend(
+                derive_and_import(&chain, &blocks, all, || {}).with_context(|| name.clone())?,
+            );
         }
     }
     Ok((tests, derived))

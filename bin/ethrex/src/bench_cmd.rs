@@ -133,22 +133,32 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         } else {
             BalDesign::parse_list(name).map_err(anyhow::Error::msg)?
         };
-        if name == "all" {
-            designs.extend([Design::ParallelIo, Design::BatchedIo]);
+        let named = if name == "all" {
+            vec![Design::ParallelIo, Design::BatchedIo]
+        } else {
+            as_sweep.into_iter().collect()
+        };
+        for d in named {
+            if !designs.contains(&d) {
+                designs.push(d);
+            }
         }
-        designs.extend(as_sweep.filter(|d| !designs.contains(d)));
         for d in as_modes {
             if !bal_designs.contains(&d) {
                 bal_designs.push(d);
             }
         }
     }
-    designs.dedup();
     let sweep_wanted = a.threads.len() > 1 || !a.batch.is_empty() || a.sweep_modes.is_some();
-    if !sweep_wanted && a.mode == "none" && !designs.is_empty() {
-        anyhow::bail!("--mode none with --bal-design runs a sweep: give --threads LIST, --batch or --sweep-modes");
+    if !sweep_wanted
+        && (a.mode == "none" || designs.contains(&Design::OverlappedIo))
+        && !designs.is_empty()
+    {
+        anyhow::bail!(
+            "the sweep's I/O designs (and overlapped-io, which runs only there) need a sweep: give --threads LIST, --batch or --sweep-modes"
+        );
     }
-    let sweep = if sweep_wanted || (a.mode == "none" && !designs.is_empty()) {
+    let sweep = if sweep_wanted {
         let mut modes = sweep_modes_for(a.sweep_modes.as_deref().unwrap_or("sequential,parallel"))?;
         modes.extend(designs.iter().map(|d| SweepMode::Design(*d)));
         anyhow::ensure!(

@@ -443,12 +443,24 @@ pub(crate) fn derive_chain_designs(
     designs: &[BalDesign],
 ) -> anyhow::Result<Vec<Vec<ethrex_bal::DesignBal>>> {
     let chain = Blockchain::new(dbs.copy("derive")?, fixture.config.clone());
-    let blocks = &fixture.blocks;
-    let bar = ProgressBar::new(blocks.len() as u64);
+    let bar = ProgressBar::new(fixture.blocks.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("deriving BAL designs [{bar:40}] {pos}/{len} blocks ({eta})")
             .unwrap(),
     );
+    let out = derive_and_import(&chain, &fixture.blocks, designs, || bar.inc(1));
+    bar.finish_and_clear();
+    out
+}
+
+/// `designs` of each of `blocks` (consecutive, the first a child of `chain`'s head),
+/// each derived on its parent's state, then the block imported; `progress` after each.
+pub fn derive_and_import(
+    chain: &Blockchain,
+    blocks: &[BlockWithBal],
+    designs: &[BalDesign],
+    mut progress: impl FnMut(),
+) -> anyhow::Result<Vec<Vec<ethrex_bal::DesignBal>>> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
         let derived = chain
@@ -458,9 +470,8 @@ pub(crate) fn derive_chain_designs(
         chain
             .import_block(block.clone())
             .with_context(|| format!("importing block {} after deriving", block.number()))?;
-        bar.inc(1);
+        progress();
     }
-    bar.finish_and_clear();
     Ok(out)
 }
 

@@ -20,7 +20,8 @@
 //!
 //! Type 5 and full merge each slot's pre-value with its changes (a slot without changes
 //! is one only read). Type 6 lists an account or slot value at a transaction's index only
-//! when that transaction reads it and it differs from the previous entry; `code` is the
+//! when that transaction accesses it (reads or writes) and it differs from the previous
+//! entry; `code` is the
 //! account's code when an earlier index of the block changed it, else empty.
 
 use crate::model::{AccountValue, DesignAccount, DesignBal, DesignSlot, PreTxAccount, PreTxSlot};
@@ -282,6 +283,9 @@ fn decode_account(design: BalDesign, buf: &mut &[u8]) -> Res<DesignAccount> {
 fn from_eip7928_account(a: AccountChanges) -> Res<DesignAccount> {
     strictly_ascending("changed slot", a.storage_changes.iter().map(|s| s.slot))?;
     strictly_ascending("read slot", a.storage_reads.iter().copied())?;
+    if let Some(s) = a.storage_changes.iter().find(|s| s.changes.is_empty()) {
+        return Err(format!("account {}: changed slot {:#x} without a change", a.address, s.slot));
+    }
     let mut slots: Vec<DesignSlot> = a
         .storage_changes
         .into_iter()
@@ -351,9 +355,10 @@ fn check_account(design: BalDesign, a: &DesignAccount, indices: u64) -> Res<()> 
         let list: Vec<u64> = list.collect();
         strictly_ascending_by(what, list.iter().copied(), |i| i.to_string())?;
         match list.last() {
-            Some(&last) if last >= indices => {
-                Err(format!("{what} at index {last}, past the block's last index {}", indices - 1))
-            }
+            Some(&last) if last >= indices => Err(format!(
+                "{what} at index {last}, past the block's last index {}",
+                indices.saturating_sub(1)
+            )),
             _ => Ok(()),
         }
     };

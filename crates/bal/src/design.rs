@@ -119,11 +119,6 @@ impl BalDesign {
         self == BalDesign::Type6
     }
 
-    /// The design carries values its consumer checks against the parent state.
-    pub fn carries_values(self) -> bool {
-        self.carries_pre_block_slots() || self.carries_pre_tx_values()
-    }
-
     /// Sequential or parallel execution.
     pub fn execution(self) -> Execution {
         match self {

@@ -41,7 +41,7 @@ pub struct DesignAccount {
     pub nonce_changes: Vec<NonceChange>,
     /// Code after each index that changed it (designs with diffs).
     pub code_changes: Vec<CodeChange>,
-    /// Type 6: the account before each transaction that reads it and finds it changed
+    /// Type 6: the account before each transaction that accesses it and finds it changed
     /// since the previous entry (the first entry: before the first transaction reading it).
     pub pre_tx: Vec<PreTxAccount>,
 }
@@ -55,7 +55,7 @@ pub struct DesignSlot {
     pub pre: Option<U256>,
     /// Its value after each index that changed it (designs with diffs).
     pub changes: Vec<StorageChange>,
-    /// Type 6: its value before each transaction that reads it and finds it changed.
+    /// Type 6: its value before each transaction that accesses it and finds it changed.
     pub pre_tx: Vec<PreTxSlot>,
 }
 
@@ -95,10 +95,5 @@ impl DesignBal {
     /// Every (address, slot) the design names, in order.
     pub fn slot_keys(&self) -> impl Iterator<Item = (Address, U256)> + '_ {
         self.accounts.iter().flat_map(|a| a.slots.iter().map(move |s| (a.address, s.slot)))
-    }
-
-    /// The number of slot entries.
-    pub fn slot_count(&self) -> usize {
-        self.accounts.iter().map(|a| a.slots.len()).sum()
     }
 }

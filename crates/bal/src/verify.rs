@@ -71,13 +71,23 @@ fn account_difference(g: &DesignAccount, d: &DesignAccount) -> Option<(Field, St
     let g_slots: Vec<_> = g.slots.iter().map(|s| s.slot).collect();
     let d_slots: Vec<_> = d.slots.iter().map(|s| s.slot).collect();
     if g_slots != d_slots {
-        let reason = match (
-            g_slots.iter().find(|s| !d_slots.contains(s)),
-            d_slots.iter().find(|s| !g_slots.contains(s)),
-        ) {
-            (Some(s), _) => format!("lists slot {s:#x}, which execution did not touch"),
-            (None, Some(s)) => format!("execution touched slot {s:#x}, which it does not list"),
-            (None, None) => "slot lists differ".into(),
+        // Both lists ascend (canonical form), so one merge finds the first slot in one
+        // and not the other.
+        let (mut i, mut j) = (0, 0);
+        let reason = loop {
+            match (g_slots.get(i), d_slots.get(j)) {
+                (Some(g), Some(d)) if g == d => (i, j) = (i + 1, j + 1),
+                (Some(g), Some(d)) if g < d => {
+                    break format!("lists slot {g:#x}, which execution did not touch")
+                }
+                (Some(g), None) => {
+                    break format!("lists slot {g:#x}, which execution did not touch")
+                }
+                (_, Some(d)) => {
+                    break format!("execution touched slot {d:#x}, which it does not list")
+                }
+                (None, None) => break "slot lists differ".into(),
+            }
         };
         return Some((Field::Slots, at(reason)));
     }

@@ -268,6 +268,15 @@ fn decoder_refuses_non_canonical_input() {
         DesignBal::decode(BalDesign::Type2, &bytes, INDICES),
         Err(DesignBalError::NotCanonical { .. })
     ));
+    // ... and a changed slot without a change (it would re-encode as a read).
+    let (mut bal, _, _) = block();
+    bal[0].storage_changes.push(SlotChanges { slot: u(6), changes: vec![] });
+    let mut bytes = Vec::new();
+    alloy_rlp::Encodable::encode(&bal, &mut bytes);
+    assert!(matches!(
+        DesignBal::decode(BalDesign::Type2, &bytes, INDICES),
+        Err(DesignBalError::NotCanonical { .. })
+    ));
     // parallel-io refuses a slot only read.
     let mut read = derived(BalDesign::ParallelIo);
     read.accounts[0].slots.push(ethrex_bal::DesignSlot { slot: u(9), ..Default::default() });

@@ -21,7 +21,9 @@
 //! | `full` | accounts and slots seeded | parallel on the diffs |
 //! | `parallel-io` | nothing | parallel on the diffs, reads on demand |
 //!
-//! Code is never carried (only code hashes): a seeded contract's code is read on demand.
+//! Pre-block values carry code hashes, not code: a seeded contract's code is read on
+//! demand. Code travels only where the block deploys it (the diffs' code changes, and
+//! Type 6's entries after a deployment).
 //!
 //! When the checks run, and what they cost:
 //! - canonical form: when decoding, before anything else (inline);
@@ -37,7 +39,9 @@
 //! When a design's execution fails (a transaction fails, or its writes disagree with the
 //! diffs), the design may have lied or the block may be invalid; the block is then
 //! executed sequentially on the parent state, and the verdict is that execution's error,
-//! or else the design's first difference from it.
+//! or else the design's first difference from it. Should the design prove true, the
+//! sequential execution stands (`ExecutionPath::SequentialBalUnusable`, logged as a
+//! consumer fault): a design never decides whether a valid block imports.
 
 use crate::error::{BlockError, StorageFault};
 use crate::import::{BlockTimings, Executed};
@@ -103,7 +107,7 @@ impl PerTxTable<'_> {
 impl PreTxValues for PerTxTable<'_> {
     fn account(&self, index: u64, address: Address) -> Option<Option<AccountInfo>> {
         let account = self.account_entries(address)?;
-        let entry = account.pre_tx.iter().rev().find(|e| e.index <= index)?;
+        let entry = last_at_or_before(&account.pre_tx, index, |e| e.index)?;
         let mut info = account_info(entry.value);
         if let Some(info) = &mut info {
             if !entry.code.is_empty() {
@@ -119,8 +123,19 @@ impl PreTxValues for PerTxTable<'_> {
     fn slot(&self, index: u64, address: Address, slot: U256) -> Option<U256> {
         let account = self.account_entries(address)?;
         let i = account.slots.binary_search_by_key(&slot, |s| s.slot).ok()?;
-        account.slots[i].pre_tx.iter().rev().find(|e| e.index <= index).map(|e| e.value)
+        last_at_or_before(&account.slots[i].pre_tx, index, |e| e.index).map(|e| e.value)
     }
+}
+
+/// The last of `entries` (ascending by index) at an index up to `index`.
+fn last_at_or_before<T>(entries: &[T], index: u64, at: impl Fn(&T) -> u64) -> Option<&T> {
+    let k = entries.partition_point(|e| at(e) <= index);
+    k.checked_sub(1).map(|k| &entries[k])
+}
+
+/// An account's value as the designs carry it.
+fn account_value(info: Option<AccountInfo>) -> Option<AccountValue> {
+    info.map(|i| AccountValue { nonce: i.nonce, balance: i.balance, code_hash: i.code_hash })
 }
 
 impl Blockchain {
@@ -166,12 +181,7 @@ impl Blockchain {
         let mut pre = PreValues::default();
         for a in bal {
             let info = cache.basic_ref(a.address).map_err(storage_fault)?;
-            let value = info.map(|i| AccountValue {
-                nonce: i.nonce,
-                balance: i.balance,
-                code_hash: i.code_hash,
-            });
-            pre.accounts.insert(a.address, value);
+            pre.accounts.insert(a.address, account_value(info));
             let slots =
                 a.storage_changes.iter().map(|s| s.slot).chain(a.storage_reads.iter().copied());
             for slot in slots {
@@ -226,24 +236,22 @@ impl Blockchain {
         );
         timings.design_check_reads = check_reads;
         let parent = parent.map_err(storage_fault)?;
-        let result = match run {
-            Ok(done) => done,
-            Err(failed) => return Err(self.judge(&store, block, &given, &parent, failed)),
+        let (senders, output, path) = match run {
+            Ok((senders, output)) => (senders, output, ExecutionPath::Design(design)),
+            // A fault of our own storage is no verdict on the block or the design.
+            Err(Failed::Block(e)) if !e.is_invalid_block() => return Err(e),
+            Err(failed) => {
+                let (senders, output) = self.judge(&store, block, &given, &parent, failed)?;
+                (senders, output, ExecutionPath::SequentialBalUnusable)
+            }
         };
-        let (senders, output) = result;
         timings.exec = t.elapsed();
         let t = Instant::now();
         let produced = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
         verify(&given, produced, &parent, Some(&output.tx_accesses))?;
         timings.validate = t.elapsed();
         timings.longest_tx = output.longest_tx;
-        Ok(Executed {
-            senders,
-            output,
-            path: ExecutionPath::Design(design),
-            receipts: None,
-            from_bal: None,
-        })
+        Ok(Executed { senders, output, path, receipts: None, from_bal: None })
     }
 
     fn run_design(
@@ -277,9 +285,11 @@ impl Blockchain {
         }
     }
 
-    /// The verdict when a design's execution failed: the block's own error when sequential
-    /// execution on the parent state fails too, else the design's first difference from
-    /// that execution.
+    /// After a design's execution failed, sequential execution on the parent state
+    /// decides: its error is the block's verdict; else the design's first difference from
+    /// it is. A design that proves true despite its consumer's failure (a consumer fault)
+    /// does not reject the block: the sequential execution stands, and the failure is
+    /// logged.
     fn judge(
         &self,
         store: &StoreDb,
@@ -287,26 +297,23 @@ impl Blockchain {
         given: &DesignBal,
         parent: &PreValues,
         failed: Failed,
-    ) -> BlockError {
+    ) -> Result<(Vec<Address>, BlockExecutionOutput), BlockError> {
         let fresh = CachingDb::new(store.clone());
-        let senders = match ethrex_vm::recover_senders(&block.body.transactions, true) {
-            Ok(senders) => senders,
-            Err(e) => return e.into(),
+        let senders = ethrex_vm::recover_senders(&block.body.transactions, true)?;
+        let output = execute_block_sequential_recording(&fresh, block, &senders, &self.config)?;
+        let produced = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
+        verify(given, produced, parent, Some(&output.tx_accesses))?;
+        let reason = match failed {
+            Failed::Block(e) => e.to_string(),
+            Failed::Diffs(reason) => reason,
         };
-        let output = match execute_block_sequential_recording(&fresh, block, &senders, &self.config)
-        {
-            Ok(output) => output,
-            Err(e) => return e.into(),
-        };
-        let Some(produced) = output.bal.as_ref() else { return BlockError::BalMissing };
-        match verify(given, produced, parent, Some(&output.tx_accesses)) {
-            Err(e) => e.into(),
-            // The design is this block's, yet its consumer failed: report how.
-            Ok(()) => match failed {
-                Failed::Block(e) => e,
-                Failed::Diffs(reason) => BlockError::BalMismatch(reason),
-            },
-        }
+        tracing::warn!(
+            block = block.header.number,
+            design = %given.design,
+            %reason,
+            "a true BAL design's consumer failed; the block was executed sequentially"
+        );
+        Ok((senders, output))
     }
 }
 
@@ -372,12 +379,7 @@ fn parent_values(store: &StoreDb, given: &DesignBal) -> Result<PreValues, ethrex
             .accounts
             .par_iter()
             .map(|a| {
-                let info = store.basic_ref(a.address)?;
-                let value = info.map(|i| AccountValue {
-                    nonce: i.nonce,
-                    balance: i.balance,
-                    code_hash: i.code_hash,
-                });
+                let value = account_value(store.basic_ref(a.address)?);
                 Ok::<_, ethrex_vm::StoreDbError>((a.address, value))
             })
             .collect::<Result<_, _>>()?;
