@@ -361,3 +361,77 @@ fn design_names_and_aliases() {
         assert_eq!(d.name().parse::<BalDesign>().unwrap(), d);
     }
 }
+
+#[test]
+fn type6_sees_system_call_writes_and_code_the_block_deploys() {
+    use alloy_eips::eip7928::CodeChange;
+    use alloy_primitives::{keccak256, Bytes};
+    let code = Bytes::from_static(&[0x60, 0x00, 0x60, 0x00, 0xf3]);
+    // Index 0 (a pre-block system call) writes S's slot 1; tx 1 deploys D; tx 2 reads S's
+    // slot 1 and calls D.
+    let bal = vec![
+        AccountChanges {
+            address: addr(0x5),
+            storage_changes: vec![SlotChanges {
+                slot: u(1),
+                changes: vec![StorageChange {
+                    block_access_index: BlockAccessIndex(0),
+                    new_value: u(0x55),
+                }],
+            }],
+            ..Default::default()
+        },
+        AccountChanges {
+            address: addr(0xd),
+            nonce_changes: vec![NonceChange {
+                block_access_index: BlockAccessIndex(1),
+                new_nonce: 1,
+            }],
+            code_changes: vec![CodeChange {
+                block_access_index: BlockAccessIndex(1),
+                new_code: code.clone(),
+            }],
+            ..Default::default()
+        },
+    ];
+    let mut pre = PreValues::default();
+    pre.accounts.insert(addr(0x5), Some(plain_account(1, u(0))));
+    pre.accounts.insert(addr(0xd), None);
+    pre.slots.insert((addr(0x5), u(1)), u(0));
+    let txs: Vec<TxAccess> = vec![
+        [(addr(0xd), Default::default())].into(),
+        [(addr(0x5), [u(1)].into()), (addr(0xd), Default::default())].into(),
+    ];
+    let d = derive(BalDesign::Type6, &bal, &pre, Some(&txs)).unwrap();
+    let s = &d.accounts[0];
+    assert_eq!(
+        s.pre_tx.iter().map(|e| (e.index, e.value)).collect::<Vec<_>>(),
+        [(2, Some(plain_account(1, u(0))))]
+    );
+    assert_eq!(
+        s.slots[0].pre_tx.iter().map(|e| (e.index, e.value)).collect::<Vec<_>>(),
+        [(2, u(0x55))]
+    );
+    let dep = &d.accounts[1];
+    assert_eq!(dep.pre_tx.len(), 2);
+    assert_eq!(
+        (dep.pre_tx[0].index, dep.pre_tx[0].value, dep.pre_tx[0].code.is_empty()),
+        (1, None, true)
+    );
+    assert_eq!(dep.pre_tx[1].index, 2);
+    assert_eq!(
+        dep.pre_tx[1].value,
+        Some(AccountValue { nonce: 1, balance: u(0), code_hash: keccak256(&code) })
+    );
+    assert_eq!(dep.pre_tx[1].code, code, "code the block deployed travels with the entry");
+    let bytes = d.encode();
+    assert_eq!(DesignBal::decode(BalDesign::Type6, &bytes, INDICES).unwrap(), d);
+    // Code that does not hash to the entry's code hash is not canonical.
+    let mut lie = d.clone();
+    lie.accounts[1].pre_tx[1].code = Bytes::from_static(&[0x00]);
+    assert!(matches!(
+        DesignBal::decode(BalDesign::Type6, &lie.encode(), INDICES),
+        Err(DesignBalError::NotCanonical { .. })
+    ));
+    verify(&d, &bal, &pre, Some(&txs)).unwrap();
+}
