@@ -77,13 +77,13 @@ fn run_sizes(a: SizesArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let all = with_eip7928(&designs);
-            let (tests, derived) = ef_designs(&a.ef, &all)?;
+            let (tests, derived, recipients) = ef_designs(&a.ef, &all)?;
             anyhow::ensure!(
                 !derived.is_empty(),
                 "no valid Amsterdam block in the EF fixtures given"
             );
             eprintln!("{} valid blocks of {tests} Amsterdam tests", derived.len());
-            let result = summarize(&derived, &all, &designs)?;
+            let result = summarize(&derived, &recipients, &all, &designs)?;
             let names: Vec<String> = a.ef.iter().map(|p| p.display().to_string()).collect();
             (names.join(","), derived.len(), result)
         }
@@ -104,13 +104,15 @@ fn run_sizes(a: SizesArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Every design in `all` of every valid block of the Amsterdam blockchain tests under
-/// `paths`, each test's chain replayed on its own in-memory store; and how many tests.
+/// `paths`, each test's chain replayed on its own in-memory store; how many tests, and
+/// each block's fee recipient.
 fn ef_designs(
     paths: &[PathBuf],
     all: &[ethrex_bal::BalDesign],
-) -> anyhow::Result<(usize, Vec<Vec<DesignBal>>)> {
+) -> anyhow::Result<(usize, Vec<Vec<DesignBal>>, Vec<alloy_primitives::Address>)> {
     let mut tests = 0;
     let mut derived = Vec::new();
+    let mut recipients = Vec::new();
     for file in find_fixture_files(paths).map_err(anyhow::Error::msg)? {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("reading {}", file.display()))?;
@@ -129,10 +131,11 @@ fn ef_designs(
             let (chain, blocks) = valid_chain(&test)
                 .map_err(|e| anyhow::anyhow!("{}: {name}: {e}", file.display()))?;
             tests += 1;
+            recipients.extend(blocks.iter().map(|b| b.block.header.beneficiary));
             derived.extend(
                 derive_and_import(&chain, &blocks, all, || {}).with_context(|| name.clone())?,
             );
         }
     }
-    Ok((tests, derived))
+    Ok((tests, derived, recipients))
 }

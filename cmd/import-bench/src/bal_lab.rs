@@ -7,6 +7,7 @@
 //! valid chains of EF `blockchain_test` fixtures (`ethrex bal-lab sizes --ef`).
 
 use crate::bench::{derive_chain_designs, BenchOptions, Databases, LoadedFixture};
+use alloy_primitives::Address;
 use anyhow::Context;
 use ethrex_bal::{BalDesign, DesignBal, SizeSplit, SizeStats};
 use serde::Serialize;
@@ -41,6 +42,9 @@ pub struct DesignSizes {
     pub carries: &'static str,
     /// The published mean for this design, where there is one.
     pub published_bytes: Option<f64>,
+    /// The share of the bytes that describe the block's fee recipient (every
+    /// transaction touches it, paying the fee), in percent.
+    pub fee_recipient_pct: f64,
 }
 
 /// Mean bytes per block by content.
@@ -74,16 +78,21 @@ pub fn sizes(
     let all = with_eip7928(designs);
     let dbs = Databases::build(options, fixture)?;
     let derived = derive_chain_designs(&dbs, fixture, &all)?;
-    summarize(&derived, &all, designs)
+    let recipients: Vec<Address> =
+        fixture.blocks.iter().map(|b| b.block.header.beneficiary).collect();
+    summarize(&derived, &recipients, &all, designs)
 }
 
 /// Sizes of `designs` over blocks whose designs `all` (`with_eip7928(designs)`) were
-/// derived, one `Vec` per block in `all`'s order.
+/// derived, one `Vec` per block in `all`'s order; `recipients[i]` is block `i`'s fee
+/// recipient.
 pub fn summarize(
     derived: &[Vec<DesignBal>],
+    recipients: &[Address],
     all: &[BalDesign],
     designs: &[BalDesign],
 ) -> anyhow::Result<Vec<(BalDesign, DesignSizes)>> {
+    anyhow::ensure!(derived.len() == recipients.len(), "one fee recipient per block");
     let splits: Vec<Vec<SizeSplit>> = (0..all.len())
         .map(|k| derived.iter().map(|block| block[k].size_split()).collect())
         .collect();
@@ -101,6 +110,24 @@ pub fn summarize(
         .map(|&design| {
             let k = position(design)?;
             let totals: Vec<usize> = splits[k].iter().map(|s| s.total).collect();
+            let recipient_bytes: usize = derived
+                .iter()
+                .zip(recipients)
+                .map(|(block, recipient)| {
+                    let bal = &block[k];
+                    let only = DesignBal {
+                        design: bal.design,
+                        accounts: bal
+                            .accounts
+                            .iter()
+                            .filter(|a| a.address == *recipient)
+                            .cloned()
+                            .collect(),
+                    };
+                    only.encode().len()
+                })
+                .sum();
+            let all_bytes: usize = totals.iter().sum();
             let stats = SizeStats::of(&totals);
             let sizes = DesignSizes {
                 blocks: stats.blocks,
@@ -120,6 +147,11 @@ pub fn summarize(
                     .iter()
                     .find(|(d, _)| *d == design)
                     .map(|(_, bytes)| *bytes),
+                fee_recipient_pct: if all_bytes > 0 {
+                    100.0 * recipient_bytes as f64 / all_bytes as f64
+                } else {
+                    0.0
+                },
             };
             Ok((design, sizes))
         })
@@ -129,7 +161,7 @@ pub fn summarize(
 /// The sizes as a table, with the published means beside.
 pub fn sizes_table(sizes: &[(BalDesign, DesignSizes)]) -> String {
     let mut out = format!(
-        "{:<12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>11}  {}\n",
+        "{:<12} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11}  {}\n",
         "design",
         "blocks",
         "mean B",
@@ -141,6 +173,7 @@ pub fn sizes_table(sizes: &[(BalDesign, DesignSizes)]) -> String {
         "slots",
         "values",
         "code",
+        "fee rcpt",
         "published",
         "carries"
     );
@@ -148,7 +181,7 @@ pub fn sizes_table(sizes: &[(BalDesign, DesignSizes)]) -> String {
         let published =
             s.published_bytes.map(|b| format!("{:.0} KB", b / 1e3)).unwrap_or_else(|| "-".into());
         out.push_str(&format!(
-            "{:<12} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>7.2}x {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>11}  {}\n",
+            "{:<12} {:>6} {:>10.0} {:>10.0} {:>10.0} {:>10.0} {:>7.2}x {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>8.1}% {:>11}  {}\n",
             design.name(),
             s.blocks,
             s.mean_bytes,
@@ -160,11 +193,12 @@ pub fn sizes_table(sizes: &[(BalDesign, DesignSizes)]) -> String {
             s.split.slots,
             s.split.values,
             s.split.code,
+            s.fee_recipient_pct,
             published,
             s.carries
         ));
     }
-    out.push_str("(RLP bytes per block; accounts/slots/values/code: mean bytes per block by content; published: mean over\n 2,000 mainnet blocks, where the study gives one)\n");
+    out.push_str("(RLP bytes per block; accounts/slots/values/code: mean bytes per block by content; fee rcpt: the share\n describing the blocks' fee recipients; published: mean over 2,000 mainnet blocks, where the study gives one)\n");
     out
 }
 
