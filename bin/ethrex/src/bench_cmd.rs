@@ -123,20 +123,24 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut bal_designs: Vec<BalDesign> = Vec::new();
     let mut designs: Vec<Design> = Vec::new();
     for name in &a.bal_design {
-        let sweep_name = match name.as_str() {
-            "type2" | "eip7928" => "batched-io",
-            other => other,
-        };
-        let as_sweep = sweep_name.parse::<Design>().ok();
+        // overlapped-io is the sweep's alone; every other name is a design, and the
+        // sweep runs type2 (batched I/O) and parallel-io on the header BAL.
         let as_modes = if name == "overlapped-io" {
             Vec::new()
         } else {
             BalDesign::parse_list(name).map_err(anyhow::Error::msg)?
         };
-        let named = if name == "all" {
-            vec![Design::ParallelIo, Design::BatchedIo]
+        let named: Vec<Design> = if name == "overlapped-io" {
+            vec![Design::OverlappedIo]
         } else {
-            as_sweep.into_iter().collect()
+            as_modes
+                .iter()
+                .filter_map(|d| match d {
+                    BalDesign::Type2 => Some(Design::BatchedIo),
+                    BalDesign::ParallelIo => Some(Design::ParallelIo),
+                    _ => None,
+                })
+                .collect()
         };
         for d in named {
             if !designs.contains(&d) {

@@ -49,6 +49,7 @@ use crate::{Blockchain, ExecutionPath};
 use alloy_primitives::{Address, U256};
 use ethrex_bal::{verify, AccountValue, BalDesign, DesignBal, Execution, PreValues};
 use ethrex_common::Block;
+use ethrex_vm::warmer::warm_keys;
 use ethrex_vm::{
     execute_block_sequential, execute_block_sequential_recording, run_transactions_parallel_on,
     BlockExecutionOutput, CachingDb, ParallelRun, PreTxValues, StoreDb, TxPreState,
@@ -217,7 +218,13 @@ impl Blockchain {
             _ => (false, false),
         };
         if accounts || slots {
-            self.on_io_pool(|| prefetch(cache, &given, slots)).map_err(storage_fault)?;
+            self.on_io_pool(|| {
+                warm_keys(cache, &given.accounts, |a| {
+                    let named = if slots { a.slots.as_slice() } else { &[] };
+                    (a.address, named.par_iter().map(|s| s.slot))
+                })
+            })
+            .map_err(storage_fault)?;
         }
         timings.warmer = t.elapsed();
 
@@ -236,13 +243,16 @@ impl Blockchain {
         );
         timings.design_check_reads = check_reads;
         let parent = parent.map_err(storage_fault)?;
-        let (senders, output, path) = match run {
-            Ok((senders, output)) => (senders, output, ExecutionPath::Design(design)),
+        // After a failed design execution, sequential execution on the parent state
+        // decides: its error is the block's verdict, else the check below names the
+        // design's first difference from it.
+        let (senders, output, failed) = match run {
+            Ok((senders, output)) => (senders, output, None),
             // A fault of our own storage is no verdict on the block or the design.
             Err(Failed::Block(e)) if !e.is_invalid_block() => return Err(e),
             Err(failed) => {
-                let (senders, output) = self.judge(&store, block, &given, &parent, failed)?;
-                (senders, output, ExecutionPath::SequentialBalUnusable)
+                let (senders, output) = self.execute_sequentially(&store, block)?;
+                (senders, output, Some(failed))
             }
         };
         timings.exec = t.elapsed();
@@ -250,6 +260,24 @@ impl Blockchain {
         let produced = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
         verify(&given, produced, &parent, Some(&output.tx_accesses))?;
         timings.validate = t.elapsed();
+        // A design that proves true although its consumer failed (a consumer fault) does
+        // not reject the block: the sequential execution stands.
+        let path = match failed {
+            None => ExecutionPath::Design(design),
+            Some(failed) => {
+                let reason = match failed {
+                    Failed::Block(e) => e.to_string(),
+                    Failed::Diffs(reason) => reason,
+                };
+                tracing::warn!(
+                    block = block.header.number,
+                    %design,
+                    %reason,
+                    "a true BAL design's consumer failed; the block was executed sequentially"
+                );
+                ExecutionPath::SequentialBalUnusable
+            }
+        };
         timings.longest_tx = output.longest_tx;
         Ok(Executed { senders, output, path, receipts: None, from_bal: None })
     }
@@ -285,34 +313,16 @@ impl Blockchain {
         }
     }
 
-    /// After a design's execution failed, sequential execution on the parent state
-    /// decides: its error is the block's verdict; else the design's first difference from
-    /// it is. A design that proves true despite its consumer's failure (a consumer fault)
-    /// does not reject the block: the sequential execution stands, and the failure is
-    /// logged.
-    fn judge(
+    /// Sequential execution of `block` on the parent state, with each transaction's
+    /// accesses recorded: what decides after a design's execution failed.
+    fn execute_sequentially(
         &self,
         store: &StoreDb,
         block: &Block,
-        given: &DesignBal,
-        parent: &PreValues,
-        failed: Failed,
     ) -> Result<(Vec<Address>, BlockExecutionOutput), BlockError> {
         let fresh = CachingDb::new(store.clone());
         let senders = ethrex_vm::recover_senders(&block.body.transactions, true)?;
         let output = execute_block_sequential_recording(&fresh, block, &senders, &self.config)?;
-        let produced = output.bal.as_ref().ok_or(BlockError::BalMissing)?;
-        verify(given, produced, parent, Some(&output.tx_accesses))?;
-        let reason = match failed {
-            Failed::Block(e) => e.to_string(),
-            Failed::Diffs(reason) => reason,
-        };
-        tracing::warn!(
-            block = block.header.number,
-            design = %given.design,
-            %reason,
-            "a true BAL design's consumer failed; the block was executed sequentially"
-        );
         Ok((senders, output))
     }
 }
@@ -334,38 +344,6 @@ fn seed(cache: &CachingDb<StoreDb>, given: &DesignBal) {
             }
         }
     }
-}
-
-/// Reads every account the design names (with its code) and, with `slots`, every slot,
-/// into the cache, each read its own task on the current pool.
-fn prefetch<DB: DatabaseRef + Sync>(
-    db: &DB,
-    given: &DesignBal,
-    slots: bool,
-) -> Result<(), DB::Error>
-where
-    DB::Error: Send,
-{
-    let accounts = || {
-        given.accounts.par_iter().try_for_each(|a| {
-            if let Some(info) = db.basic_ref(a.address)? {
-                if info.code_hash != ethrex_common::KECCAK_EMPTY {
-                    db.code_by_hash_ref(info.code_hash)?;
-                }
-            }
-            Ok(())
-        })
-    };
-    let slot_reads = || {
-        if !slots {
-            return Ok(());
-        }
-        given.accounts.par_iter().try_for_each(|a| {
-            a.slots.par_iter().try_for_each(|s| db.storage_ref(a.address, s.slot).map(drop))
-        })
-    };
-    let (accounts, slot_reads) = rayon::join(accounts, slot_reads);
-    accounts.and(slot_reads)
 }
 
 /// The parent state's values of the keys whose values `given` carries (read from the

@@ -2,6 +2,7 @@
 //! from the store into the shared cache, in parallel, so execution workers rarely wait on
 //! the database.
 
+use alloy_primitives::{Address, U256};
 use ethrex_common::{BlockAccessList, KECCAK_EMPTY};
 use rayon::prelude::*;
 use revm::database_interface::DatabaseRef;
@@ -17,9 +18,29 @@ pub fn warm_from_bal<DB: DatabaseRef + Sync>(
 where
     DB::Error: Send,
 {
+    warm_keys(db, bal, |account| {
+        let changed = account.storage_changes.par_iter().map(|s| s.slot);
+        (account.address, changed.chain(account.storage_reads.par_iter().copied()))
+    })
+}
+
+/// As `warm_from_bal`, for any list of accounts: `keys` gives each entry's address and
+/// the slots to read under it (accounts are read with their code).
+pub fn warm_keys<'a, DB, T, S>(
+    db: &DB,
+    entries: &'a [T],
+    keys: impl Fn(&'a T) -> (Address, S) + Sync,
+) -> Result<(), DB::Error>
+where
+    DB: DatabaseRef + Sync,
+    DB::Error: Send,
+    T: Sync,
+    S: ParallelIterator<Item = U256>,
+{
     let accounts = || {
-        bal.par_iter().try_for_each(|account| {
-            if let Some(info) = db.basic_ref(account.address)? {
+        entries.par_iter().try_for_each(|entry| {
+            let (address, _) = keys(entry);
+            if let Some(info) = db.basic_ref(address)? {
                 if info.code_hash != KECCAK_EMPTY {
                     db.code_by_hash_ref(info.code_hash)?;
                 }
@@ -28,13 +49,9 @@ where
         })
     };
     let slots = || {
-        bal.par_iter().try_for_each(|account| {
-            account
-                .storage_changes
-                .par_iter()
-                .map(|s| s.slot)
-                .chain(account.storage_reads.par_iter().copied())
-                .try_for_each(|slot| db.storage_ref(account.address, slot).map(drop))
+        entries.par_iter().try_for_each(|entry| {
+            let (address, slots) = keys(entry);
+            slots.try_for_each(|slot| db.storage_ref(address, slot).map(drop))
         })
     };
     let (accounts, slots) = rayon::join(accounts, slots);
