@@ -86,12 +86,20 @@ fn disk_backends_need_a_path() {
 
 /// Overwrites the same keys `rounds` times and returns the bytes the file's used pages
 /// span afterwards (the live data is ~0.7 MB).
+/// With `idle_readers`, that many threads each read once before the rounds and then sit
+/// idle (their pooled read transactions must not pin the pages the rounds free).
 fn mdbx_used_bytes_after_overwrites(
     policy: ethrex_storage::mdbx::SteadyPolicy,
     rounds: u32,
+    idle_readers: usize,
 ) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let db = ethrex_storage::mdbx::MdbxBackend::open_with_policy(dir.path(), policy).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..idle_readers {
+            s.spawn(|| db.get(Table::TrieNodes, &[1]).unwrap());
+        }
+    });
     for round in 0..rounds {
         let mut batch = WriteBatch::new();
         for i in 0..2000u32 {
@@ -118,12 +126,72 @@ fn mdbx_steady_points_let_commits_reuse_freed_pages() {
     let never = mdbx_used_bytes_after_overwrites(
         SteadyPolicy { max_growth_bytes: u64::MAX, max_age: hour },
         150,
+        0,
     );
     assert!(never > 96 << 20, "without steady points 150 rounds used only {never} bytes");
     // With them, twice the rounds fit in well under half of that.
     let steady = mdbx_used_bytes_after_overwrites(
         SteadyPolicy { max_growth_bytes: 2 << 20, max_age: hour },
         300,
+        0,
     );
     assert!(steady * 2 < never, "with a steady point every 2 MiB of growth 300 rounds used {steady} bytes, against {never} for 150 without");
+    // Readers that read once and went idle keep pooled read transactions; those must not
+    // hold the snapshot that pins the freed pages.
+    let idle = mdbx_used_bytes_after_overwrites(
+        SteadyPolicy { max_growth_bytes: 2 << 20, max_age: hour },
+        300,
+        8,
+    );
+    assert!(idle * 2 < never, "with 8 idle readers 300 rounds used {idle} bytes, against {never} for 150 without steady points");
+}
+
+/// MDBX reads reuse pooled read transactions: a thread that read before a commit must
+/// see the commit in its next read, from every thread, while other threads read too.
+#[test]
+fn mdbx_pooled_reads_see_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ethrex_storage::mdbx::MdbxBackend::open(dir.path()).unwrap();
+    let readers = 8;
+    let rounds = 200u32;
+    let barrier = std::sync::Barrier::new(readers + 1);
+    // Readers record what they saw instead of panicking mid-round (a panicking reader
+    // would leave the others waiting at the barrier).
+    let stale: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..readers)
+            .map(|r| {
+                let (db, barrier) = (&db, &barrier);
+                s.spawn(move || {
+                    let mut stale = Vec::new();
+                    for round in 0..rounds {
+                        barrier.wait(); // the writer committed `round`
+                        let want = round.to_be_bytes().to_vec();
+                        for key in [r as u8, 0xff] {
+                            let got = db.get(Table::Accounts, &[key]).unwrap();
+                            if got.as_ref() != Some(&want) {
+                                stale.push(format!("reader {r} round {round} key {key}: {got:?}"));
+                            }
+                        }
+                        let scan = db.scan_prefix(Table::Accounts, &[]).unwrap();
+                        if scan.len() != readers + 1 || scan.iter().any(|(_, v)| *v != want) {
+                            stale.push(format!("reader {r} round {round}: scan {scan:?}"));
+                        }
+                        barrier.wait(); // done reading
+                    }
+                    stale
+                })
+            })
+            .collect();
+        for round in 0..rounds {
+            let mut batch = WriteBatch::new();
+            for key in (0..readers as u8).chain([0xff]) {
+                batch.put(Table::Accounts, vec![key], round.to_be_bytes().to_vec());
+            }
+            db.write(&batch).unwrap();
+            barrier.wait();
+            barrier.wait();
+        }
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(stale.is_empty(), "{} stale reads, first: {}", stale.len(), stale[0]);
 }

@@ -1,16 +1,24 @@
-//! MDBX backend: one named table per `Table`, one read-write transaction per batch.
+//! MDBX backend: one named table per `Table`, one read-write transaction per batch,
+//! reads through a pool of renewed read transactions (`reads`).
+
+mod reads;
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
 use libmdbx::{
     Database, DatabaseOptions, Mode, ReadWriteOptions, SyncMode, TableFlags, WriteFlags, WriteMap,
 };
+use mdbx_sys as ffi;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The MDBX backend: one named table per `Table` in a memory-mapped file, committed
 /// without sync and made durable at steady points (`SteadyPolicy`) or on `sync`.
 pub struct MdbxBackend {
+    /// Declared before `db`: its transactions are aborted before the environment closes.
+    reads: reads::ReadPool,
+    /// Every table's handle, opened once at startup (by `Table::index`).
+    dbis: [ffi::MDBX_dbi; Table::ALL.len()],
     db: Database<WriteMap>,
     /// Fixed when the file is created; read once (`stat` walks the main table).
     page_size: u64,
@@ -67,6 +75,8 @@ impl MdbxBackend {
         std::fs::create_dir_all(path).map_err(|e| StoreError::Io(path.display().to_string(), e))?;
         let options = DatabaseOptions {
             max_tables: Some(Table::ALL.len() as u64 + 4),
+            // Room for every slot of the read pool plus transactions of other handles.
+            max_readers: Some(reads::SLOTS as u32 + 64),
             mode: Mode::ReadWrite(ReadWriteOptions {
                 // SafeNoSync keeps every committed transaction across a process kill (the
                 // pages are in the OS cache) and rolls back to the last steady commit (see
@@ -82,16 +92,22 @@ impl MdbxBackend {
             ..Default::default()
         };
         let db = Database::<WriteMap>::open_with_options(path, options).map_err(err)?;
+        let mut dbis = [0; Table::ALL.len()];
         {
             let txn = db.begin_rw_txn().map_err(err)?;
             for table in Table::ALL {
-                txn.create_table(Some(table.name()), TableFlags::default()).map_err(err)?;
+                let t = txn.create_table(Some(table.name()), TableFlags::default()).map_err(err)?;
+                // A handle opened in a committed transaction stays valid for the
+                // environment's life, in every later transaction.
+                dbis[table.index()] = t.dbi();
             }
             txn.commit().map_err(err)?;
         }
         let page_size = db.stat().map_err(err)?.page_size() as u64;
         let steady = SteadyPoint { at: Instant::now(), pages: used_pages(&db)? };
         Ok(Self {
+            reads: reads::ReadPool::new(db.ptr().0),
+            dbis,
             db,
             page_size,
             steady: parking_lot::Mutex::new(steady),
@@ -120,24 +136,11 @@ impl MdbxBackend {
 
 impl KvBackend for MdbxBackend {
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let txn = self.db.begin_ro_txn().map_err(err)?;
-        let t = txn.open_table(Some(table.name())).map_err(err)?;
-        txn.get::<Vec<u8>>(&t, key).map_err(err)
+        self.reads.get(self.dbis[table.index()], key)
     }
 
     fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
-        let txn = self.db.begin_ro_txn().map_err(err)?;
-        let t = txn.open_table(Some(table.name())).map_err(err)?;
-        let mut cursor = txn.cursor(&t).map_err(err)?;
-        let mut out = Vec::new();
-        for item in cursor.iter_from::<Vec<u8>, Vec<u8>>(prefix) {
-            let (k, v) = item.map_err(err)?;
-            if !k.starts_with(prefix) {
-                break;
-            }
-            out.push((k, v));
-        }
-        Ok(out)
+        self.reads.scan_prefix(self.dbis[table.index()], prefix)
     }
 
     fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
@@ -160,6 +163,7 @@ impl KvBackend for MdbxBackend {
         }
         // Dropping the transaction on any error above aborts it: nothing is applied.
         txn.commit().map_err(err)?;
+        self.reads.committed();
         self.maybe_sync()
     }
 
