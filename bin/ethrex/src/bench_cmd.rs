@@ -201,13 +201,6 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         io_threads: a.io_threads,
     };
 
-    if a.cold && db == DbKind::Mdbx {
-        eprintln!(
-            "warning: --cold with MDBX: pages of the file this process has mapped survive \
-             drop_caches and fadvise, so reads of them are not cold (the emulated latency \
-             still applies to every read)"
-        );
-    }
     let fixture = load_fixture(&options)?;
     let gas: u64 = fixture.blocks.iter().map(|b| b.block.header.gas_used).sum();
     let txs: usize = fixture.blocks.iter().map(|b| b.block.body.transactions.len()).sum();
