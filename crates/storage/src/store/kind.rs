@@ -46,6 +46,26 @@ impl Store {
     }
 }
 
+impl DbKind {
+    /// The backend alone, without a `Store` over it (for tools that measure the
+    /// key-value layer itself). `path` is required for on-disk backends.
+    pub fn open_backend(
+        self,
+        path: Option<&Path>,
+    ) -> Result<Arc<dyn crate::KvBackend>, StoreError> {
+        open_backend(self, path)
+    }
+
+    /// The name `FromStr` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            DbKind::Memory => "memory",
+            DbKind::Mdbx => "mdbx",
+            DbKind::Rocksdb => "rocksdb",
+        }
+    }
+}
+
 fn open_backend(
     kind: DbKind,
     path: Option<&Path>,
