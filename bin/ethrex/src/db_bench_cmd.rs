@@ -44,6 +44,14 @@ pub(crate) struct DbBenchArgs {
     /// sizes (default: a temporary directory).
     #[arg(long)]
     datadir: Option<PathBuf>,
+    /// Let the OS read ahead around MDBX's page faults (the client opens MDBX without:
+    /// see `ethrex_storage::mdbx::MdbxOptions::readahead`).
+    #[arg(long)]
+    mdbx_readahead: bool,
+    /// MDBX page size in bytes (a power of two, 256..=65536) for a newly loaded database
+    /// (default: MDBX's, the OS page size).
+    #[arg(long)]
+    mdbx_page_size: Option<usize>,
     /// Write the report as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -67,6 +75,11 @@ pub(crate) fn run(a: DbBenchArgs) -> anyhow::Result<()> {
         seconds: a.seconds,
         cold: a.cold,
         datadir: a.datadir,
+        mdbx: ethrex_storage::mdbx::MdbxOptions {
+            readahead: a.mdbx_readahead,
+            page_size: a.mdbx_page_size,
+            ..Default::default()
+        },
     };
     let report: Report = ethrex_db_bench::run(&options)?;
     print!("{}", ethrex_db_bench::text(&report));

@@ -33,6 +33,8 @@ pub struct DbBenchOptions {
     /// Where the databases live; kept (and reused by a later run with the same entries
     /// and sizes). Without it, a temporary directory removed at the end.
     pub datadir: Option<PathBuf>,
+    /// How MDBX is opened (read-ahead, page size); the client's defaults unless set.
+    pub mdbx: ethrex_storage::mdbx::MdbxOptions,
 }
 
 impl DbBenchOptions {
@@ -126,6 +128,10 @@ pub struct Params {
     pub seconds: f64,
     /// Page cache dropped before each point.
     pub cold: bool,
+    /// MDBX read-ahead on.
+    pub mdbx_readahead: bool,
+    /// MDBX page size asked for (`None`: MDBX's default).
+    pub mdbx_page_size: Option<usize>,
     /// Cores of this machine.
     pub cores: usize,
 }
@@ -178,6 +184,8 @@ pub fn run(o: &DbBenchOptions) -> anyhow::Result<Report> {
         value_size: o.value_size,
         seconds: o.seconds,
         cold: o.cold,
+        mdbx_readahead: o.mdbx.readahead,
+        mdbx_page_size: o.mdbx.page_size,
         cores,
     };
     Ok(Report { load, points, params })

@@ -27,6 +27,8 @@ struct Loaded {
     entries: u64,
     key_size: usize,
     value_size: usize,
+    /// MDBX's page size is fixed when the file is created.
+    page_size: Option<usize>,
 }
 
 /// A database ready for reads.
@@ -50,6 +52,7 @@ pub(crate) fn open_loaded(
         entries: o.entries,
         key_size: o.key_size,
         value_size: o.value_size,
+        page_size: if kind == DbKind::Mdbx { o.mdbx.page_size } else { None },
     };
     let reused = match std::fs::read(&marker) {
         Ok(bytes) => serde_json::from_slice::<Loaded>(&bytes).ok().as_ref() == Some(&want),
@@ -59,9 +62,13 @@ pub(crate) fn open_loaded(
         // A partial or different load: start over.
         std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
     }
-    let backend = kind
-        .open_backend(Some(&dir))
-        .with_context(|| format!("opening {} at {}", kind.name(), dir.display()))?;
+    let backend: Arc<dyn KvBackend> = match kind {
+        DbKind::Mdbx => {
+            ethrex_storage::mdbx::MdbxBackend::open_with(&dir, o.mdbx).map(|b| Arc::new(b) as _)
+        }
+        _ => kind.open_backend(Some(&dir)),
+    }
+    .with_context(|| format!("opening {} at {}", kind.name(), dir.display()))?;
     let t = Instant::now();
     if !reused {
         let _ = std::fs::remove_file(&marker);

@@ -42,6 +42,28 @@ pub struct SteadyPolicy {
     pub max_age: Duration,
 }
 
+/// How the environment is opened.
+#[derive(Debug, Clone, Copy)]
+pub struct MdbxOptions {
+    /// When to make steady points.
+    pub steady: SteadyPolicy,
+    /// Let the OS read ahead around each page fault. Off by default: block import reads
+    /// hash-keyed entries at random, so the pages read ahead are rarely the next ones
+    /// wanted, and on a state larger than memory they evict pages that are. (On a file
+    /// smaller than memory read-ahead warms the whole file within seconds of a cold start,
+    /// which makes cold benchmarks of small databases measure memory, not the drive.)
+    pub readahead: bool,
+    /// Database page size in bytes (a power of two, 256..=65536), fixed when the file is
+    /// created; `None` lets MDBX choose (the OS page size, 4 KiB here).
+    pub page_size: Option<usize>,
+}
+
+impl Default for MdbxOptions {
+    fn default() -> Self {
+        Self { steady: SteadyPolicy::default(), readahead: false, page_size: None }
+    }
+}
+
 impl Default for SteadyPolicy {
     fn default() -> Self {
         Self { max_growth_bytes: 64 << 20, max_age: Duration::from_secs(10) }
@@ -64,14 +86,27 @@ fn err(e: libmdbx::Error) -> StoreError {
 }
 
 impl MdbxBackend {
-    /// Opens (or creates) the database in directory `path` with the default steady policy.
+    /// Opens (or creates) the database in directory `path` with the default options.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        Self::open_with_policy(path, SteadyPolicy::default())
+        Self::open_with(path, MdbxOptions::default())
     }
 
     /// Opens (or creates) the database in directory `path`, making steady points as
     /// `policy` says.
     pub fn open_with_policy(path: &Path, policy: SteadyPolicy) -> Result<Self, StoreError> {
+        Self::open_with(path, MdbxOptions { steady: policy, ..MdbxOptions::default() })
+    }
+
+    /// Opens (or creates) the database in directory `path` with `options`.
+    pub fn open_with(path: &Path, options: MdbxOptions) -> Result<Self, StoreError> {
+        let MdbxOptions { steady: policy, readahead, page_size } = options;
+        if let Some(size) = page_size {
+            if !(256..=65536).contains(&size) || !size.is_power_of_two() {
+                return Err(StoreError::Invalid(format!(
+                    "MDBX page size {size} is not a power of two in 256..=65536"
+                )));
+            }
+        }
         std::fs::create_dir_all(path).map_err(|e| StoreError::Io(path.display().to_string(), e))?;
         let options = DatabaseOptions {
             max_tables: Some(Table::ALL.len() as u64 + 4),
@@ -89,6 +124,8 @@ impl MdbxBackend {
                 growth_step: Some(256 << 20),
                 shrink_threshold: None,
             }),
+            no_rdahead: !readahead,
+            page_size: page_size.map(libmdbx::PageSize::Set),
             ..Default::default()
         };
         let db = Database::<WriteMap>::open_with_options(path, options).map_err(err)?;
