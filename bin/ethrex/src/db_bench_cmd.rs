@@ -75,10 +75,11 @@ pub(crate) fn run(a: DbBenchArgs) -> anyhow::Result<()> {
         seconds: a.seconds,
         cold: a.cold,
         datadir: a.datadir,
-        mdbx: ethrex_storage::mdbx::MdbxOptions {
-            readahead: a.mdbx_readahead,
-            page_size: a.mdbx_page_size,
-            ..Default::default()
+        mdbx: {
+            let mut mdbx = ethrex_storage::mdbx::MdbxOptions::from_env()?;
+            mdbx.readahead |= a.mdbx_readahead;
+            mdbx.page_size = a.mdbx_page_size.or(mdbx.page_size);
+            mdbx
         },
     };
     let report: Report = ethrex_db_bench::run(&options)?;

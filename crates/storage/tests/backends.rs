@@ -16,7 +16,34 @@ fn backends(dir: &std::path::Path) -> Vec<(DbKind, Arc<dyn KvBackend>)> {
             DbKind::Rocksdb,
             Arc::new(ethrex_storage::rocksdb::RocksBackend::open(&dir.join("rocks")).unwrap()),
         ),
+        // MDBX's other write mode and a larger page (the storage study's settings).
+        (
+            DbKind::Mdbx,
+            Arc::new(
+                ethrex_storage::mdbx::MdbxBackend::open_with(
+                    &dir.join("mdbx-copied"),
+                    ethrex_storage::mdbx::MdbxOptions {
+                        write_map: false,
+                        page_size: Some(16384),
+                        readahead: true,
+                        ..Default::default()
+                    },
+                )
+                .unwrap(),
+            ),
+        ),
     ]
+}
+
+#[test]
+fn mdbx_refuses_a_page_size_it_cannot_use() {
+    let dir = tempfile::tempdir().unwrap();
+    for page_size in [100, 3000, 1 << 17] {
+        let options =
+            ethrex_storage::mdbx::MdbxOptions { page_size: Some(page_size), ..Default::default() };
+        let err = ethrex_storage::mdbx::MdbxBackend::open_with(dir.path(), options).err().unwrap();
+        assert!(err.to_string().contains("page size"), "{page_size}: {err}");
+    }
 }
 
 #[test]

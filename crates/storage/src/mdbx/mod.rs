@@ -6,7 +6,8 @@ mod reads;
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
 use libmdbx::{
-    Database, DatabaseOptions, Mode, ReadWriteOptions, SyncMode, TableFlags, WriteFlags, WriteMap,
+    Database, DatabaseKind, DatabaseOptions, Mode, NoWriteMap, ReadWriteOptions, SyncMode,
+    TableFlags, WriteFlags, WriteMap,
 };
 use mdbx_sys as ffi;
 use std::path::Path;
@@ -19,7 +20,7 @@ pub struct MdbxBackend {
     reads: reads::ReadPool,
     /// Every table's handle, opened once at startup (by `Table::index`).
     dbis: [ffi::MDBX_dbi; Table::ALL.len()],
-    db: Database<WriteMap>,
+    db: Env,
     /// Fixed when the file is created; read once (`stat` walks the main table).
     page_size: u64,
     steady: parking_lot::Mutex<SteadyPoint>,
@@ -56,11 +57,44 @@ pub struct MdbxOptions {
     /// Database page size in bytes (a power of two, 256..=65536), fixed when the file is
     /// created; `None` lets MDBX choose (the OS page size, 4 KiB here).
     pub page_size: Option<usize>,
+    /// Commit by writing pages in place in the shared memory map (MDBX's `WRITEMAP`),
+    /// or, when off, by building them in memory and writing them to the file.
+    pub write_map: bool,
 }
 
 impl Default for MdbxOptions {
     fn default() -> Self {
-        Self { steady: SteadyPolicy::default(), readahead: false, page_size: None }
+        Self { steady: SteadyPolicy::default(), readahead: false, page_size: None, write_map: true }
+    }
+}
+
+impl MdbxOptions {
+    /// The defaults, with any of `ETHREX_MDBX_WRITE_MAP` (`0`/`1`), `ETHREX_MDBX_PAGE_SIZE`
+    /// (bytes) and `ETHREX_MDBX_READAHEAD` (`0`/`1`) set in the environment applied: the
+    /// storage study's knobs, for every command that opens MDBX. A value that does not
+    /// parse is an error, not ignored.
+    pub fn from_env() -> Result<Self, StoreError> {
+        let mut o = Self::default();
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let flag = |name: &str, v: String| match v.as_str() {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            _ => Err(StoreError::Invalid(format!("{name} must be 0 or 1, not '{v}'"))),
+        };
+        if let Some(v) = var("ETHREX_MDBX_WRITE_MAP") {
+            o.write_map = flag("ETHREX_MDBX_WRITE_MAP", v)?;
+        }
+        if let Some(v) = var("ETHREX_MDBX_READAHEAD") {
+            o.readahead = flag("ETHREX_MDBX_READAHEAD", v)?;
+        }
+        if let Some(v) = var("ETHREX_MDBX_PAGE_SIZE") {
+            o.page_size = Some(v.parse().map_err(|_| {
+                StoreError::Invalid(format!(
+                    "ETHREX_MDBX_PAGE_SIZE must be a number of bytes, not '{v}'"
+                ))
+            })?);
+        }
+        Ok(o)
     }
 }
 
@@ -76,9 +110,83 @@ struct SteadyPoint {
     pages: u64,
 }
 
+/// The environment, in either write mode (`MdbxOptions::write_map`).
+enum Env {
+    /// Commits write pages in place in the shared map.
+    WriteMap(Database<WriteMap>),
+    /// Commits build pages in memory and write them with `pwrite`.
+    Copied(Database<NoWriteMap>),
+}
+
+/// Runs `$body` with `$db` bound to the environment, whichever its write mode.
+macro_rules! with_env {
+    ($env:expr, $db:ident => $body:expr) => {
+        match $env {
+            Env::WriteMap($db) => $body,
+            Env::Copied($db) => $body,
+        }
+    };
+}
+
 /// Pages up to the highest one in use.
-fn used_pages(db: &Database<WriteMap>) -> Result<u64, StoreError> {
+fn used_pages<E: DatabaseKind>(db: &Database<E>) -> Result<u64, StoreError> {
     Ok(db.info().map_err(err)?.last_pgno() as u64 + 1)
+}
+
+impl Env {
+    fn used_pages(&self) -> Result<u64, StoreError> {
+        with_env!(self, db => used_pages(db))
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        with_env!(self, db => db.sync(true).map(|_| ()).map_err(err))
+    }
+
+    fn ptr(&self) -> *mut mdbx_sys::MDBX_env {
+        with_env!(self, db => db.ptr().0)
+    }
+}
+
+/// Creates (or opens) every table; returns their handles by `Table::index` and the page
+/// size.
+fn create_tables<E: DatabaseKind>(
+    db: &Database<E>,
+) -> Result<([ffi::MDBX_dbi; Table::ALL.len()], u64), StoreError> {
+    let mut dbis = [0; Table::ALL.len()];
+    let txn = db.begin_rw_txn().map_err(err)?;
+    for table in Table::ALL {
+        let t = txn.create_table(Some(table.name()), TableFlags::default()).map_err(err)?;
+        // A handle opened in a committed transaction stays valid for the environment's
+        // life, in every later transaction.
+        dbis[table.index()] = t.dbi();
+    }
+    txn.commit().map_err(err)?;
+    Ok((dbis, db.stat().map_err(err)?.page_size() as u64))
+}
+
+/// Applies `batch` in one read-write transaction.
+fn write_batch<E: DatabaseKind>(db: &Database<E>, batch: &WriteBatch) -> Result<(), StoreError> {
+    let txn = db.begin_rw_txn().map_err(err)?;
+    let mut handles = Vec::with_capacity(Table::ALL.len());
+    for table in Table::ALL {
+        handles.push(txn.open_table(Some(table.name())).map_err(err)?);
+    }
+    // Sorted keys walk each B-tree once instead of jumping between random pages (the
+    // sort is stable: a later write of a key stays later and wins).
+    let mut ops: Vec<&crate::backend::WriteOp> = batch.ops.iter().collect();
+    ops.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    for (table, key, value) in ops {
+        let t = &handles[table.index()];
+        match value {
+            Some(v) => txn.put(t, key, v, WriteFlags::UPSERT).map_err(err)?,
+            None => {
+                txn.del(t, key, None).map_err(err)?;
+            }
+        }
+    }
+    // Dropping the transaction on any error above aborts it: nothing is applied.
+    txn.commit().map_err(err)?;
+    Ok(())
 }
 
 fn err(e: libmdbx::Error) -> StoreError {
@@ -99,7 +207,7 @@ impl MdbxBackend {
 
     /// Opens (or creates) the database in directory `path` with `options`.
     pub fn open_with(path: &Path, options: MdbxOptions) -> Result<Self, StoreError> {
-        let MdbxOptions { steady: policy, readahead, page_size } = options;
+        let MdbxOptions { steady: policy, readahead, page_size, write_map } = options;
         if let Some(size) = page_size {
             if !(256..=65536).contains(&size) || !size.is_power_of_two() {
                 return Err(StoreError::Invalid(format!(
@@ -116,8 +224,6 @@ impl MdbxBackend {
                 // SafeNoSync keeps every committed transaction across a process kill (the
                 // pages are in the OS cache) and rolls back to the last steady commit (see
                 // `SteadyPolicy`) on an OS crash; the database is never left half-written.
-                // The write map lets commits write pages in place instead of copying them
-                // through write().
                 sync_mode: SyncMode::SafeNoSync,
                 min_size: None,
                 max_size: Some(1 << 40),
@@ -128,22 +234,18 @@ impl MdbxBackend {
             page_size: page_size.map(libmdbx::PageSize::Set),
             ..Default::default()
         };
-        let db = Database::<WriteMap>::open_with_options(path, options).map_err(err)?;
-        let mut dbis = [0; Table::ALL.len()];
-        {
-            let txn = db.begin_rw_txn().map_err(err)?;
-            for table in Table::ALL {
-                let t = txn.create_table(Some(table.name()), TableFlags::default()).map_err(err)?;
-                // A handle opened in a committed transaction stays valid for the
-                // environment's life, in every later transaction.
-                dbis[table.index()] = t.dbi();
-            }
-            txn.commit().map_err(err)?;
-        }
-        let page_size = db.stat().map_err(err)?.page_size() as u64;
-        let steady = SteadyPoint { at: Instant::now(), pages: used_pages(&db)? };
+        let (db, (dbis, page_size)) = if write_map {
+            let db = Database::<WriteMap>::open_with_options(path, options).map_err(err)?;
+            let tables = create_tables(&db)?;
+            (Env::WriteMap(db), tables)
+        } else {
+            let db = Database::<NoWriteMap>::open_with_options(path, options).map_err(err)?;
+            let tables = create_tables(&db)?;
+            (Env::Copied(db), tables)
+        };
+        let steady = SteadyPoint { at: Instant::now(), pages: db.used_pages()? };
         Ok(Self {
-            reads: reads::ReadPool::new(db.ptr().0),
+            reads: reads::ReadPool::new(db.ptr()),
             dbis,
             db,
             page_size,
@@ -155,16 +257,16 @@ impl MdbxBackend {
 
     /// Bytes the file's used pages span (up to the highest page in use).
     pub fn used_bytes(&self) -> Result<u64, StoreError> {
-        Ok(used_pages(&self.db)? * self.page_size)
+        Ok(self.db.used_pages()? * self.page_size)
     }
 
     /// Called after each commit: syncs when the policy says a steady point is due.
     fn maybe_sync(&self) -> Result<(), StoreError> {
         let mut steady = self.steady.lock();
-        let pages = used_pages(&self.db)?;
+        let pages = self.db.used_pages()?;
         let grown = pages.saturating_sub(steady.pages) * self.page_size;
         if grown >= self.policy.max_growth_bytes || steady.at.elapsed() >= self.policy.max_age {
-            self.db.sync(true).map_err(err)?;
+            self.db.sync()?;
             *steady = SteadyPoint { at: Instant::now(), pages };
         }
         Ok(())
@@ -181,33 +283,15 @@ impl KvBackend for MdbxBackend {
     }
 
     fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
-        let txn = self.db.begin_rw_txn().map_err(err)?;
-        let mut handles = Vec::with_capacity(Table::ALL.len());
-        for table in Table::ALL {
-            handles.push(txn.open_table(Some(table.name())).map_err(err)?);
-        }
-        // Sorted keys walk each B-tree once instead of jumping between random pages.
-        let mut ops: Vec<&crate::backend::WriteOp> = batch.ops.iter().collect();
-        ops.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        for (table, key, value) in ops {
-            let t = &handles[table.index()];
-            match value {
-                Some(v) => txn.put(t, key, v, WriteFlags::UPSERT).map_err(err)?,
-                None => {
-                    txn.del(t, key, None).map_err(err)?;
-                }
-            }
-        }
-        // Dropping the transaction on any error above aborts it: nothing is applied.
-        txn.commit().map_err(err)?;
+        with_env!(&self.db, db => write_batch(db, batch))?;
         self.reads.committed();
         self.maybe_sync()
     }
 
     fn sync(&self) -> Result<(), StoreError> {
         let mut steady = self.steady.lock();
-        self.db.sync(true).map_err(err)?;
-        *steady = SteadyPoint { at: Instant::now(), pages: used_pages(&self.db)? };
+        self.db.sync()?;
+        *steady = SteadyPoint { at: Instant::now(), pages: self.db.used_pages()? };
         Ok(())
     }
 

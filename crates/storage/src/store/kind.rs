@@ -74,7 +74,10 @@ fn open_backend(
         || path.ok_or_else(|| StoreError::Invalid(format!("{kind:?} needs a data directory")));
     Ok(match kind {
         DbKind::Memory => Arc::new(crate::memory::MemoryBackend::new()),
-        DbKind::Mdbx => Arc::new(crate::mdbx::MdbxBackend::open(need_path()?)?),
+        DbKind::Mdbx => Arc::new(crate::mdbx::MdbxBackend::open_with(
+            need_path()?,
+            crate::mdbx::MdbxOptions::from_env()?,
+        )?),
         DbKind::Rocksdb => Arc::new(crate::rocksdb::RocksBackend::open(need_path()?)?),
     })
 }
