@@ -2,9 +2,11 @@
 
 mod bal_lab_cmd;
 mod bench_cmd;
+mod db_bench_cmd;
 mod ef_test;
 mod fixture_cmd;
 mod node_cmd;
+mod trie_bench_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -80,6 +82,10 @@ enum Command {
     /// The BAL design lab: the access-list designs of the research, measured on a chain.
     #[command(subcommand)]
     BalLab(bal_lab_cmd::BalLabCommand),
+    /// Random point reads on MDBX and RocksDB: IOPS, latency and CPU per thread count.
+    DbBench(db_bench_cmd::DbBenchArgs),
+    /// The binary-trie group-depth study: MPT and EIP-7864 binary tries at depths 1-8.
+    TrieBench(ethrex_trie_bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -118,5 +124,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Fixture(cmd) => fixture_cmd::run_fixture(cmd),
         Command::ImportBench(args) => bench_cmd::run_bench(args),
         Command::BalLab(cmd) => bal_lab_cmd::run_bal_lab(cmd),
+        Command::TrieBench(args) => trie_bench_cmd::run(args),
+        Command::DbBench(args) => db_bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
     }
 }

@@ -7,6 +7,15 @@ use std::fmt::Write;
 
 const COLORS: [(&str, &str); 2] = [("mdbx", "#1f77b4"), ("rocksdb", "#d62728")];
 
+/// One line of a panel: its legend, colour, whether dashed (published), and its points
+/// (threads, value).
+struct Series {
+    name: String,
+    color: &'static str,
+    dashed: bool,
+    points: Vec<(usize, f64)>,
+}
+
 struct Panel<'a> {
     title: &'a str,
     y: fn(f64, f64) -> f64,
@@ -36,7 +45,7 @@ pub fn svg(r: &Report) -> String {
     for (i, panel) in panels.iter().enumerate() {
         let x0 = i as f64 * w;
         // Every series of the panel, ours and published, for the axis range.
-        let mut series: Vec<(String, &str, bool, Vec<(usize, f64)>)> = Vec::new();
+        let mut series: Vec<Series> = Vec::new();
         for (db, color) in COLORS {
             let ours: Vec<(usize, f64)> = r
                 .points
@@ -49,18 +58,28 @@ pub fn svg(r: &Report) -> String {
             }
             let theirs: Vec<(usize, f64)> =
                 published(db).iter().map(|p| (p.threads, (panel.y)(p.iops, p.mean_us))).collect();
-            series.push((format!("{db} (ours)"), color, false, ours));
-            series.push((format!("{db} (published)"), color, true, theirs));
+            series.push(Series {
+                name: format!("{db} (ours)"),
+                color,
+                dashed: false,
+                points: ours,
+            });
+            series.push(Series {
+                name: format!("{db} (published)"),
+                color,
+                dashed: true,
+                points: theirs,
+            });
         }
         let max_t = series
             .iter()
-            .flat_map(|s| s.3.iter().map(|p| p.0))
+            .flat_map(|s| s.points.iter().map(|p| p.0))
             .chain(threads.iter().copied())
             .max()
             .unwrap_or(1)
             .max(2);
         let max_y =
-            series.iter().flat_map(|s| s.3.iter().map(|p| p.1)).fold(0.0f64, f64::max) * 1.1;
+            series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0f64, f64::max) * 1.1;
         let max_y = if max_y > 0.0 { max_y } else { 1.0 };
         let px = |t: usize| x0 + pad + (t as f64).log2() / (max_t as f64).log2() * (w - 2.0 * pad);
         let py = |y: f64| 20.0 + (h - pad) * (1.0 - y / max_y);
@@ -104,7 +123,7 @@ pub fn svg(r: &Report) -> String {
             x0 + w / 2.0,
             py(0.0) + 28.0
         );
-        for (n, (name, color, dashed, points)) in series.iter().enumerate() {
+        for (n, Series { name, color, dashed, points }) in series.iter().enumerate() {
             let path: Vec<String> =
                 points.iter().map(|&(t, y)| format!("{:.1},{:.1}", px(t), py(y))).collect();
             let dash = if *dashed { r#" stroke-dasharray="5,4""# } else { "" };
@@ -113,7 +132,7 @@ pub fn svg(r: &Report) -> String {
                 r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
                 path.join(" ")
             );
-            for &(t, y) in points {
+            for &(t, y) in points.iter() {
                 let _ = write!(
                     s,
                     r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}"/>"#,

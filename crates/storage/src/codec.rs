@@ -121,6 +121,25 @@ impl Key for MetaKey {
     }
 }
 
+/// A key stored as given: tables whose owner defines the layout (the binary trie's node
+/// paths, see `ethrex-bintrie`). Any length decodes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RawKey(pub Vec<u8>);
+
+impl Key for RawKey {
+    type Encoded = Vec<u8>;
+    fn encode_key(&self) -> Vec<u8> {
+        self.0.clone()
+    }
+    fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
+        Ok(RawKey(bytes.to_vec()))
+    }
+}
+
+/// A value stored as given (the binary trie's node blobs); the owner decodes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawValue(pub Vec<u8>);
+
 /// A table value type as it is read back.
 pub trait Value: Sized {
     /// Parses stored value bytes.
@@ -250,6 +269,22 @@ impl EncodeValue<NodeRlp> for Vec<u8> {
     }
 }
 
+/// Raw values: the bytes as they are.
+impl Value for RawValue {
+    fn decode_value(bytes: &[u8]) -> Result<Self, CodecError> {
+        Ok(RawValue(bytes.to_vec()))
+    }
+    fn decode_owned(bytes: Vec<u8>) -> Result<Self, CodecError> {
+        Ok(RawValue(bytes))
+    }
+}
+
+impl EncodeValue<RawValue> for RawValue {
+    fn encode_value(self) -> Vec<u8> {
+        self.0
+    }
+}
+
 /// A change set, in its own layout (see `changeset`).
 impl Value for ChangeSet {
     fn decode_value(bytes: &[u8]) -> Result<Self, CodecError> {
@@ -338,5 +373,9 @@ mod tests {
         assert_eq!(receipts.encode_value(), vec![0xc0]);
         assert_eq!(Vec::<Receipt>::decode_value(&[0xc0]), Ok(vec![]));
         assert!(AccountState::decode_value(&[0xff, 0x00]).is_err());
+        assert_eq!(RawKey(vec![0x80, 0x01]).encode_key(), vec![0x80, 0x01]);
+        assert_eq!(RawKey::decode_key(&[]), Ok(RawKey(vec![])));
+        assert_eq!(RawValue(vec![1, 2]).encode_value(), vec![1, 2]);
+        assert_eq!(RawValue::decode_owned(vec![3]), Ok(RawValue(vec![3])));
     }
 }

@@ -6,7 +6,7 @@
 //! bytes that do not decode as corruption of that table.
 
 use crate::changeset::ChangeSet;
-use crate::codec::{CodecError, Key, MetaKey, Value};
+use crate::codec::{CodecError, Key, MetaKey, RawKey, RawValue, Value};
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, BlockAccessList, BlockBody, Header, Receipt};
@@ -90,6 +90,9 @@ tables! {
     ChangeSets("change_sets"): B256 => ChangeSet;
     /// fixed keys -> chain metadata (head and genesis block hashes)
     Meta("meta"): MetaKey => B256;
+    /// node path -> blob: the EIP-7864 binary trie's grouped nodes (`ethrex-bintrie`'s
+    /// key and blob formats), kept beside the MPT for the state-scheme research
+    BinTrieNodes("bintrie_nodes"): RawKey => RawValue;
 }
 
 /// One decoded entry of table `T`.
@@ -126,11 +129,13 @@ mod tests {
 
     #[test]
     fn markers_match_the_runtime_tables() {
-        assert_eq!(Table::ALL.len(), 12);
+        assert_eq!(Table::ALL.len(), 13);
         assert_eq!(Headers::TABLE, Table::Headers);
         assert_eq!(Headers::NAME, "headers");
         assert_eq!(TrieNodes::NAME, "trie_nodes");
         assert_eq!(Meta::TABLE.index(), 11);
+        assert_eq!(BinTrieNodes::NAME, "bintrie_nodes");
+        assert_eq!(BinTrieNodes::TABLE.index(), 12);
     }
 
     #[test]

@@ -71,7 +71,8 @@ fn table_names_and_order_are_fixed() {
             "code",
             "trie_nodes",
             "change_sets",
-            "meta"
+            "meta",
+            "bintrie_nodes"
         ]
     );
     for (i, t) in Table::ALL.iter().enumerate() {

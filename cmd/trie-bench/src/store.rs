@@ -1,0 +1,206 @@
+//! The tries over the client's key-value backends (MDBX, RocksDB, memory).
+//!
+//! `KvNodeStore` is `ethrex_bintrie::NodeStore` over the `bintrie_nodes` table; `KvTrieNodes`
+//! is `ethrex_trie::NodeReader` over `trie_nodes`, read straight from the backend. Neither
+//! has a cache of its own (the client's `Store` keeps an MPT node cache; left out here so
+//! both schemes see the same backend and only what a trie holds in memory during one run).
+//!
+//! The adapter lives in this crate rather than in `ethrex-storage`: the storage crate
+//! would otherwise depend on `ethrex-bintrie` for a research-only table, while this
+//! crate already depends on both and is the only user.
+
+use alloy_primitives::B256;
+use ethrex_bintrie::{NodeBatch, NodeStore};
+use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
+use ethrex_trie::{NodeReader, NodeRlp, TrieError};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The backend a bench database lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// MDBX.
+    Mdbx,
+    /// RocksDB.
+    Rocksdb,
+    /// In memory (tests; `--cold` has no effect).
+    Memory,
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "mdbx" => Ok(Backend::Mdbx),
+            "rocksdb" => Ok(Backend::Rocksdb),
+            "memory" => Ok(Backend::Memory),
+            other => Err(format!("unknown database '{other}' (expected mdbx, rocksdb or memory)")),
+        }
+    }
+}
+
+impl Backend {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Mdbx => "mdbx",
+            Backend::Rocksdb => "rocksdb",
+            Backend::Memory => "memory",
+        }
+    }
+
+    /// Opens (creating) the database in `dir`.
+    pub fn open(self, dir: &Path) -> Result<Arc<dyn KvBackend>, StoreError> {
+        Ok(match self {
+            Backend::Mdbx => Arc::new(ethrex_storage::mdbx::MdbxBackend::open(dir)?),
+            Backend::Rocksdb => Arc::new(ethrex_storage::rocksdb::RocksBackend::open(dir)?),
+            Backend::Memory => Arc::new(ethrex_storage::memory::MemoryBackend::new()),
+        })
+    }
+}
+
+/// The binary trie's node table (`bintrie_nodes`) of a backend.
+#[derive(Clone)]
+pub struct KvNodeStore {
+    backend: Arc<dyn KvBackend>,
+}
+
+impl KvNodeStore {
+    /// The `bintrie_nodes` table of `backend`.
+    pub fn new(backend: Arc<dyn KvBackend>) -> Self {
+        Self { backend }
+    }
+}
+
+impl NodeStore for KvNodeStore {
+    type Error = StoreError;
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.backend.get(Table::BinTrieNodes, key)
+    }
+
+    fn write(&self, batch: NodeBatch) -> Result<(), StoreError> {
+        let mut out = WriteBatch::with_capacity(batch.puts.len() + batch.deletes.len());
+        // `NodeBatch` never puts and deletes one key, so the order between them is free.
+        for key in batch.deletes {
+            out.delete(Table::BinTrieNodes, key);
+        }
+        for (key, blob) in batch.puts {
+            out.put(Table::BinTrieNodes, key, blob);
+        }
+        self.backend.write(&out)
+    }
+}
+
+/// The MPT node table (`trie_nodes`, hash -> RLP) of a backend, uncached; counts reads.
+#[derive(Clone)]
+pub struct KvTrieNodes {
+    backend: Arc<dyn KvBackend>,
+    reads: Arc<AtomicU64>,
+}
+
+impl KvTrieNodes {
+    /// The `trie_nodes` table of `backend`.
+    pub fn new(backend: Arc<dyn KvBackend>) -> Self {
+        Self { backend, reads: Arc::default() }
+    }
+
+    /// Nodes read so far.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// Writes `nodes` (from `Trie::commit`) in one batch.
+    pub fn write(&self, nodes: Vec<(B256, Vec<u8>)>) -> Result<(), StoreError> {
+        let mut batch = WriteBatch::with_capacity(nodes.len());
+        for (hash, rlp) in nodes {
+            batch.put(Table::TrieNodes, hash.0, rlp);
+        }
+        self.backend.write(&batch)
+    }
+}
+
+impl NodeReader for KvTrieNodes {
+    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        Ok(self.backend.get(Table::TrieNodes, hash.as_slice())?.map(NodeRlp::from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_primitives::{Address, U256};
+    use ethrex_bintrie::{BinaryTrie, MemoryStore, StateSpec};
+
+    fn spec() -> StateSpec {
+        let json = r#"{"accounts": [
+            {"address": "0x1111111111111111111111111111111111111111", "nonce": 3,
+             "balance": "0x1234", "code": "0x600160020160005500",
+             "storage": {"0x1": "0x5", "0x100": "0x7"}},
+            {"address": "0x2222222222222222222222222222222222222222", "balance": "0x1"}]}"#;
+        StateSpec::from_json(json.as_bytes()).unwrap()
+    }
+
+    /// The same state on MDBX, RocksDB and in memory gives the memory store's root at
+    /// every depth, and reopens from the backend after it was closed.
+    #[test]
+    fn binary_trie_on_the_backends_matches_the_memory_store() {
+        let spec = spec();
+        for depth in 1..=8u8 {
+            let reference = {
+                let store = MemoryStore::new();
+                let mut trie = BinaryTrie::new(&store, depth).unwrap();
+                spec.apply(&mut trie).unwrap();
+                trie.commit().unwrap()
+            };
+            assert_eq!(reference, spec.root_in_two_commits(depth).unwrap());
+            for backend in [Backend::Mdbx, Backend::Rocksdb, Backend::Memory] {
+                let dir = tempfile::tempdir().unwrap();
+                let root = {
+                    let store = KvNodeStore::new(backend.open(dir.path()).unwrap());
+                    let mut trie = BinaryTrie::new(store, depth).unwrap();
+                    spec.apply(&mut trie).unwrap();
+                    trie.commit().unwrap()
+                };
+                assert_eq!(root, reference, "{} depth {depth}", backend.name());
+                if backend == Backend::Memory {
+                    continue;
+                }
+                // Closed and reopened: everything is read back from the files.
+                let store = KvNodeStore::new(backend.open(dir.path()).unwrap());
+                let mut trie = BinaryTrie::open(store, root, depth).unwrap();
+                let a = Address::repeat_byte(0x11);
+                assert_eq!(trie.get_account(&a).unwrap().unwrap().nonce, 3);
+                assert_eq!(
+                    trie.get_storage(&a, U256::from(0x100)).unwrap(),
+                    Some(B256::from(U256::from(7)))
+                );
+                assert!(trie.stats().nodes_loaded() > 0);
+                trie.update_storage(&a, U256::from(0x100), B256::ZERO).unwrap();
+                let changed = trie.commit().unwrap();
+                assert_ne!(changed, root);
+            }
+        }
+    }
+
+    #[test]
+    fn mpt_nodes_round_trip_through_the_backend() {
+        let dir = tempfile::tempdir().unwrap();
+        let nodes = KvTrieNodes::new(Backend::Mdbx.open(dir.path()).unwrap());
+        let updates = (0u64..100).map(|i| {
+            (alloy_primitives::keccak256(i.to_be_bytes()), Some(alloy_rlp::encode(U256::from(i))))
+        });
+        let (root, new) =
+            ethrex_trie::apply_updates(&nodes, ethrex_trie::EMPTY_ROOT_HASH, updates).unwrap();
+        let reference = ethrex_trie::root_from_scratch((0u64..100).map(|i| {
+            (alloy_primitives::keccak256(i.to_be_bytes()), alloy_rlp::encode(U256::from(i)))
+        }));
+        assert_eq!(root, reference);
+        nodes.write(new).unwrap();
+        let mut trie = ethrex_trie::Trie::new(&nodes, root);
+        let key = alloy_primitives::keccak256(42u64.to_be_bytes());
+        assert_eq!(trie.get(key.as_slice()).unwrap(), Some(alloy_rlp::encode(U256::from(42))));
+    }
+}
