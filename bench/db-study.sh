@@ -14,7 +14,7 @@
 #
 # Usage: bench/db-study.sh [--quick] [OUT]
 #   OUT      default ~/.cache/ethrex-db-study/full (quick: .../quick)
-#   --quick  smoke version (about two minutes): small databases and fixtures, short points
+#   --quick  smoke version (two to three minutes): small databases and fixtures, short points
 # Knobs (environment; defaults full / quick):
 #   DB_STUDY_ENTRIES      db-bench entries per database          20000000 / 200000
 #   DB_STUDY_SECONDS      db-bench seconds per point             5 / 0.5
@@ -22,7 +22,7 @@
 #   DB_STUDY_ACCOUNTS     state accounts of the execution fixture 2000000 / 1000
 #   DB_STUDY_SLOTS        state slots of the execution fixture    20000000 / 10000
 #   DB_STUDY_BLOCKS       blocks of the execution fixture         40 / 4
-#   DB_STUDY_THREADS      execution threads swept                 1,2,4,8,16 / 1,4
+#   DB_STUDY_THREADS      execution threads swept                 1,2,4,8,16 / 2
 #   DB_STUDY_MEGA         mega-block size                         10 / 2
 #   DB_STUDY_IO_THREADS   I/O threads of parallel I/O             16 / 4
 #   DB_STUDY_LATENCY_US   emulated latency of the second pass     100
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$QUICK" = 1 ]; then
     d_entries=200000 d_seconds=0.5 d_rthreads=1,4 d_accounts=1000 d_slots=10000 d_blocks=4
-    d_threads=1,4 d_mega=2 d_io=4 d_out=quick
+    d_threads=2 d_mega=2 d_io=4 d_out=quick
 else
     d_entries=20000000 d_seconds=5 d_rthreads=1,2,4,8,16,32 d_accounts=2000000 d_slots=20000000
     d_blocks=40 d_threads=1,2,4,8,16 d_mega=10 d_io=16 d_out=full

@@ -9,7 +9,9 @@
 #   3. the Hive tooling's unit tests and the Docker-free consume-engine run against the node;
 #   4. small generated chains through revme and geth (accepted) and mutated blocks (rejected);
 #   5. seconds-long versions of the studies: the I/O-realistic bench and bench/io-study.sh,
-#      and the BAL design lab (bal-lab sizes, every design's consumer importing a chain).
+#      the BAL design lab (bal-lab sizes, every design's consumer importing a chain), the
+#      storage study (db-bench on both backends, bench/db-study.sh --quick) and the binary
+#      trie (roots against geth's bintrie at every group depth, trie-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
@@ -107,4 +109,39 @@ assert set(modes) == {"sequential"} | {"design:" + n for n in names}, modes.keys
 roots = {m["final_state_root"] for m in modes.values()}
 assert len(roots) == 1, roots
 print(f"{len(sizes)} designs sized; {len(modes) - 1} design consumers at state root {roots.pop()}")
+PY
+
+# The storage study: raw reads on both backends (every value read back is checked against
+# the value written, or db-bench fails), then the whole study at toy size.
+echo "== db-bench on both backends (seconds-long)"
+"$ETHREX" db-bench --db both --entries 50000 --threads 1,4 --seconds 0.3 --cold \
+    --json "$SCRATCH/db-bench.json" --plot "$SCRATCH/db-bench.svg"
+python3 - "$SCRATCH/db-bench.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert set(report["load"]) == {"mdbx", "rocksdb"}, report["load"].keys()
+assert all(l["entries"] == 50000 and l["bytes_on_disk"] > 0 for l in report["load"].values())
+points = report["points"]
+assert sorted((p["db"], p["threads"]) for p in points) == [("mdbx", 1), ("mdbx", 4), ("rocksdb", 1), ("rocksdb", 4)]
+assert all(p["cold"] and p["iops"] > 0 and 0 < p["p50_us"] <= p["p99_us"] for p in points), points
+print(f"db-bench: {len(points)} points, {sum(p['reads'] for p in points)} reads checked")
+PY
+echo "== bench/db-study.sh --quick"
+DB_STUDY_FIXTURES="$SCRATCH/db-study-fixtures" bench/db-study.sh --quick "$SCRATCH/db-study"
+
+# The binary trie: roots against geth v1.17.10's trie/bintrie at every group depth, then
+# the group-depth study at toy size.
+echo "== bench/bintrie-ref/check.sh --quick (EIP-7864 roots against geth, depths 1-8)"
+bench/bintrie-ref/check.sh --quick
+echo "== trie-bench (seconds-long)"
+"$ETHREX" trie-bench --scheme mpt,binary --group-depth 1,2,3,4,5,6,7,8 \
+    --workload erc20-balanceof,erc20-approve,erc20-mixed,sload-seq,sstore-seq \
+    --entries 2000 --txs 50 --runs 3 --json "$SCRATCH/trie-bench.json"
+python3 - "$SCRATCH/trie-bench.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 5 * 9, len(rows)
+assert {(r["scheme"], r["group_depth"]) for r in rows} == {("mpt", None)} | {("binary", g) for g in range(1, 9)}
+assert all(r["runs"] == 3 and r["median_ms"]["total"] > 0 and r["mgas_per_s"] > 0 for r in rows)
+print(f"trie-bench: {len(rows)} rows")
 PY
