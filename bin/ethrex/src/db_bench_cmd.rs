@@ -44,6 +44,13 @@ pub(crate) struct DbBenchArgs {
     /// sizes (default: a temporary directory).
     #[arg(long)]
     datadir: Option<PathBuf>,
+    /// After the reads, insert this many batches of new keys at random places, each batch
+    /// one write, and report the time per batch (the keys are deleted again afterwards).
+    #[arg(long, default_value_t = 0)]
+    write_batches: usize,
+    /// New keys per write batch (a block's trie nodes and state: a few thousand).
+    #[arg(long, default_value_t = 5000)]
+    write_keys: usize,
     /// Let the OS read ahead around MDBX's page faults (the client opens MDBX without:
     /// see `ethrex_storage::mdbx::MdbxOptions::readahead`).
     #[arg(long)]
@@ -75,6 +82,8 @@ pub(crate) fn run(a: DbBenchArgs) -> anyhow::Result<()> {
         seconds: a.seconds,
         cold: a.cold,
         datadir: a.datadir,
+        write_batches: a.write_batches,
+        write_keys: a.write_keys,
         mdbx: {
             let mut mdbx = ethrex_storage::mdbx::MdbxOptions::from_env()?;
             mdbx.readahead |= a.mdbx_readahead;

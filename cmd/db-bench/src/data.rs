@@ -28,6 +28,14 @@ pub(crate) fn key(i: u64, out: &mut [u8]) {
     fill(&mut out[8..], i, 0x6b65_7973);
 }
 
+/// Writes into `out` the key the write phase inserts beside entry `i` in its batch `batch`:
+/// entry `i`'s index, then bytes derived from `(i, batch)` that differ from `key(i)`'s, so
+/// it lands at a random place in the key order, as a new hash-keyed trie node does.
+pub(crate) fn insert_key(i: u64, batch: u64, out: &mut [u8]) {
+    out[..8].copy_from_slice(&i.to_be_bytes());
+    fill(&mut out[8..], i, 0x696e_7365_7274 ^ (batch + 1).wrapping_mul(0x9E37_79B9));
+}
+
 /// Writes entry `i`'s value into `out`.
 pub(crate) fn value(i: u64, out: &mut [u8]) {
     fill(out, i, 0x7661_6c75_6573);

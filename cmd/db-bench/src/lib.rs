@@ -33,6 +33,11 @@ pub struct DbBenchOptions {
     /// Where the databases live; kept (and reused by a later run with the same entries
     /// and sizes). Without it, a temporary directory removed at the end.
     pub datadir: Option<PathBuf>,
+    /// Write phase: batches of new keys inserted at random places, each batch one
+    /// `KvBackend::write` (0: no write phase).
+    pub write_batches: usize,
+    /// Keys per write batch.
+    pub write_keys: usize,
     /// How MDBX is opened (read-ahead, page size); the client's defaults unless set.
     pub mdbx: ethrex_storage::mdbx::MdbxOptions,
 }
@@ -60,6 +65,9 @@ impl DbBenchOptions {
         }
         if self.threads.is_empty() || self.threads.iter().any(|&t| t == 0 || t > 1024) {
             bail!("--threads must list counts of 1..=1024");
+        }
+        if self.write_batches > 0 && !(1..=1_000_000).contains(&self.write_keys) {
+            bail!("--write-keys must be 1..=1000000");
         }
         if !(self.seconds > 0.0 && self.seconds <= 3600.0) {
             bail!("--seconds must be in (0, 3600]");
@@ -104,6 +112,23 @@ pub struct Point {
     pub cold: bool,
 }
 
+/// One database's write phase: the time of each batch's `KvBackend::write`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WriteReport {
+    /// Batches written.
+    pub batches: usize,
+    /// New keys per batch.
+    pub keys_per_batch: usize,
+    /// Mean time per batch.
+    pub mean_ms: f64,
+    /// Median time per batch.
+    pub p50_ms: f64,
+    /// 99th-percentile time per batch.
+    pub p99_ms: f64,
+    /// Mean time per key.
+    pub us_per_key: f64,
+}
+
 /// A whole run: the `--json` output.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Report {
@@ -111,6 +136,8 @@ pub struct Report {
     pub load: BTreeMap<String, LoadReport>,
     /// Every point, in the order measured.
     pub points: Vec<Point>,
+    /// Each database's write phase, by name (empty without one).
+    pub writes: BTreeMap<String, WriteReport>,
     /// The parameters, for the record.
     pub params: Params,
 }
@@ -177,6 +204,23 @@ pub fn run(o: &DbBenchOptions) -> anyhow::Result<Report> {
             points.push(point);
         }
     }
+    let mut writes = BTreeMap::new();
+    if o.write_batches > 0 {
+        for db in &dbs {
+            let w = run::write_phase(db, o, 0x3717e)
+                .with_context(|| format!("{} write phase", db.kind.name()))?;
+            eprintln!(
+                "{:>7} writes: {} batches of {} new keys, mean {:.1} ms, p99 {:.1} ms ({:.2} µs per key)",
+                db.kind.name(),
+                w.batches,
+                w.keys_per_batch,
+                w.mean_ms,
+                w.p99_ms,
+                w.us_per_key
+            );
+            writes.insert(db.kind.name().to_string(), w);
+        }
+    }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     let params = Params {
         entries: o.entries,
@@ -188,5 +232,5 @@ pub fn run(o: &DbBenchOptions) -> anyhow::Result<Report> {
         mdbx_page_size: o.mdbx.page_size,
         cores,
     };
-    Ok(Report { load, points, params })
+    Ok(Report { load, points, writes, params })
 }

@@ -109,6 +109,20 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(s);
     }
     let _ = writeln!(s, "Published CPU use: RocksDB 1.1-24%, MDBX 0.8-13% of 16 cores.\n");
+    if !r.writes.is_empty() {
+        let _ = writeln!(
+            s,
+            "### Writes: batches of new keys at random places, one write (transaction) each\n\n| db | batches | keys / batch | mean ms | p50 ms | p99 ms | µs / key |\n|---|---|---|---|---|---|---|"
+        );
+        for (db, w) in &r.writes {
+            let _ = writeln!(
+                s,
+                "| {db} | {} | {} | {:.1} | {:.1} | {:.1} | {:.2} |",
+                w.batches, w.keys_per_batch, w.mean_ms, w.p50_ms, w.p99_ms, w.us_per_key
+            );
+        }
+        let _ = writeln!(s);
+    }
     let pair = |threads: usize| -> Option<(&Point, &Point)> {
         let find = |db: &str| r.points.iter().find(|pt| pt.db == db && pt.threads == threads);
         Some((find("mdbx")?, find("rocksdb")?))

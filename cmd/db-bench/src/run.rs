@@ -228,3 +228,57 @@ pub(crate) fn read_point(
         cold: o.cold,
     })
 }
+
+/// Inserts `write_batches` batches of `write_keys` new keys at random places, timing each
+/// `KvBackend::write`, checks a sample reads back, then deletes them again (untimed) so
+/// the database holds the loaded entries only.
+pub(crate) fn write_phase(
+    db: &Db,
+    o: &DbBenchOptions,
+    seed: u64,
+) -> anyhow::Result<crate::WriteReport> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut key = vec![0u8; o.key_size];
+    let mut value = vec![0u8; o.value_size];
+    let mut written = Vec::with_capacity(o.write_batches * o.write_keys);
+    let mut ms = Vec::with_capacity(o.write_batches);
+    for b in 0..o.write_batches as u64 {
+        let mut batch = WriteBatch::with_capacity(o.write_keys);
+        for _ in 0..o.write_keys {
+            let i = rng.random_range(0..o.entries);
+            data::insert_key(i, b, &mut key);
+            data::value(i, &mut value);
+            batch.put(TABLE, key.clone(), value.clone());
+            written.push((i, key.clone()));
+        }
+        let t = Instant::now();
+        db.backend.write(&batch)?;
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    for (i, k) in written.iter().step_by(written.len().div_ceil(64).max(1)) {
+        data::value(*i, &mut value);
+        if db.backend.get(TABLE, k)?.as_deref() != Some(&value[..]) {
+            bail!("an inserted key of entry {i} does not read back");
+        }
+    }
+    for chunk in written.chunks(LOAD_BATCH as usize) {
+        let mut batch = WriteBatch::with_capacity(chunk.len());
+        for (_, k) in chunk {
+            batch.delete(TABLE, k.clone());
+        }
+        db.backend.write(&batch)?;
+    }
+    db.backend.sync()?;
+    let mut sorted = ms.clone();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let mean_ms = sorted.iter().sum::<f64>() / n as f64;
+    Ok(crate::WriteReport {
+        batches: n,
+        keys_per_batch: o.write_keys,
+        mean_ms,
+        p50_ms: sorted[n / 2],
+        p99_ms: sorted[(n * 99 / 100).min(n - 1)],
+        us_per_key: mean_ms * 1e3 / o.write_keys as f64,
+    })
+}
