@@ -1,9 +1,10 @@
 //! `ethrex import-bench`.
 
 use anyhow::Context;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use ethrex_bal::BalDesign;
 use ethrex_import_bench::bench::{load_fixture, modes_for, run, BenchOptions, IoOptions, Mode};
+use ethrex_import_bench::binary::{Reads, StateScheme};
 use ethrex_import_bench::plot::svg;
 use ethrex_import_bench::report::table;
 use ethrex_import_bench::sweep::{sweep_modes_for, sweep_table, Design, SweepMode, SweepOptions};
@@ -36,6 +37,24 @@ impl ChainFiles {
         options.state = self.state;
         options
     }
+}
+
+/// `--state-scheme`.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum SchemeArg {
+    /// The MPT alone.
+    Mpt,
+    /// The MPT and an EIP-7864 binary trie.
+    Binary,
+}
+
+/// `--reads`.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ReadsArg {
+    /// From the flat tables.
+    Flat,
+    /// Through the binary trie.
+    Trie,
 }
 
 #[derive(Args)]
@@ -96,6 +115,25 @@ pub(crate) struct BenchArgs {
     sleep_ms: u64,
     #[command(flatten)]
     tuning: crate::node_cmd::ParallelTuning,
+    /// mpt: the MPT alone (the client as it is). binary: each mode's database also keeps
+    /// an EIP-7864 binary trie (table bintrie_nodes), built from the genesis state, then
+    /// updated and committed after every block from the changes execution produced,
+    /// timed as its own column (`bintrie`); the JSON gets the per-block and final binary
+    /// roots. The MPT root is still computed and checked against every header (the
+    /// headers carry MPT roots), so the binary trie is kept beside the MPT, never instead
+    /// of it. Modes only (not the sweep).
+    #[arg(long, value_enum, default_value_t = SchemeArg::Mpt)]
+    state_scheme: SchemeArg,
+    /// Binary levels per stored node of the binary trie, 1..=8 (default 5, like geth);
+    /// needs --state-scheme binary.
+    #[arg(long)]
+    group_depth: Option<u8>,
+    /// Where execution reads accounts and storage: flat (the flat tables) or trie
+    /// (through the binary trie of the parent state; needs --state-scheme binary; code
+    /// still comes from the code table, and the MPT merkleization still reads the flat
+    /// tables).
+    #[arg(long, value_enum, default_value_t = ReadsArg::Flat)]
+    reads: ReadsArg,
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -106,6 +144,19 @@ pub(crate) struct BenchArgs {
 
 pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let db: DbKind = a.db.parse().map_err(anyhow::Error::msg)?;
+    let scheme_name = match a.state_scheme {
+        SchemeArg::Mpt => "mpt",
+        SchemeArg::Binary => "binary",
+    };
+    let scheme = StateScheme::parse(scheme_name, a.group_depth)?;
+    let reads = match a.reads {
+        ReadsArg::Flat => Reads::Flat,
+        ReadsArg::Trie => Reads::Trie,
+    };
+    anyhow::ensure!(
+        reads == Reads::Flat || scheme != StateScheme::Mpt,
+        "--reads trie reads through the binary trie: give --state-scheme binary"
+    );
     anyhow::ensure!(
         db != DbKind::Memory,
         "--db must be mdbx or rocksdb (the bench measures a real database)"
@@ -162,6 +213,10 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             "the sweep's I/O designs (and overlapped-io, which runs only there) need a sweep: give --threads LIST, --batch or --sweep-modes"
         );
     }
+    anyhow::ensure!(
+        !sweep_wanted || scheme == StateScheme::Mpt,
+        "--state-scheme binary runs the modes only, not the sweep (--threads LIST, --batch, --sweep-modes)"
+    );
     let sweep = if sweep_wanted {
         let mut modes = sweep_modes_for(a.sweep_modes.as_deref().unwrap_or("sequential,parallel"))?;
         modes.extend(designs.iter().map(|d| SweepMode::Design(*d)));
@@ -191,6 +246,8 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         "--mode none runs nothing without a sweep (--threads LIST, --batch, --bal-design)"
     );
     options.db = db;
+    options.scheme = scheme;
+    options.reads = reads;
     options.datadir = a.datadir;
     options.genesis_db = a.genesis_db;
     options.sleep = Duration::from_millis(a.sleep_ms);
@@ -253,6 +310,18 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             "modes": modes,
             "sweep": result.sweep,
         });
+        let mut json = json;
+        if let Some(depth) = scheme.group_depth() {
+            // Only with the binary trie, so the MPT-only report stays as it was.
+            json["state_scheme"] = serde_json::json!({
+                "scheme": "binary",
+                "group_depth": depth,
+                "reads": if reads == Reads::Trie { "trie" } else { "flat" },
+                "mpt_checked": "every block's MPT root is computed and checked against its header",
+            });
+            let first = result.modes.first().and_then(|r| r.final_binary_root.clone());
+            json["final_binary_root"] = serde_json::json!(first);
+        }
         std::fs::write(path, serde_json::to_string_pretty(&json)?)
             .with_context(|| format!("writing {}", path.display()))?;
     }

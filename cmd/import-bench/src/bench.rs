@@ -6,8 +6,10 @@
 //! into a template; every mode and sweep point starts from a checkpoint of it (hard links
 //! on RocksDB), so a multi-gigabyte state costs its build once per run.
 
+use crate::binary::{genesis_trie, BinaryState, Reads, StateScheme, TrieReads};
 use crate::report::{BlockRow, ModeReport};
 use crate::sweep::{run_sweep, SweepOptions, SweepPoint};
+use alloy_primitives::B256;
 use anyhow::{bail, Context};
 use ethrex_bal::BalDesign;
 use ethrex_blockchain::chain_file::{read_chain, read_genesis};
@@ -15,11 +17,13 @@ use ethrex_blockchain::filler::{init_genesis_filled, StateFiller};
 use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
 use ethrex_common::{BlockWithBal, ChainConfig};
 use ethrex_storage::os_cache::{drop_page_cache, CacheDrop};
+use ethrex_storage::KvBackend;
 use ethrex_storage::{DbKind, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_parallel, CachingDb, ParallelOutcome, StoreDb};
+use ethrex_vm::{execute_block_parallel, CachingDb, ParallelOutcome, StateSource, StoreDb};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How the bench imports the chain; each mode runs on its own copy of the genesis
@@ -136,6 +140,11 @@ pub struct BenchOptions {
     pub import: ImportOptions,
     /// Cold caches and emulated latency.
     pub io: IoOptions,
+    /// The MPT alone, or the MPT and a binary trie (`--state-scheme`, `--group-depth`).
+    pub scheme: StateScheme,
+    /// Where execution reads accounts and storage (`--reads`; `Trie` needs the binary
+    /// scheme).
+    pub reads: Reads,
 }
 
 impl BenchOptions {
@@ -154,6 +163,8 @@ impl BenchOptions {
             sleep: Duration::from_millis(100),
             import: ImportOptions::default(),
             io: IoOptions { io_threads: DEFAULT_IO_THREADS, ..Default::default() },
+            scheme: StateScheme::Mpt,
+            reads: Reads::Flat,
         }
     }
 }
@@ -222,6 +233,8 @@ pub(crate) struct Databases {
     template: Store,
     kind: DbKind,
     io: IoOptions,
+    /// With `--state-scheme binary`: the genesis binary trie's root and group depth.
+    binary_genesis: Option<(B256, u8)>,
     _tmp: Option<tempfile::TempDir>,
     /// How the page cache was last dropped.
     pub(crate) cache_drop: Option<CacheDrop>,
@@ -249,11 +262,26 @@ impl Databases {
         let t = Instant::now();
         let path = options.genesis_db.clone().unwrap_or_else(|| root.join("genesis"));
         let reused = path.exists();
-        let template = Store::open(options.db, Some(&path))?;
+        let backend = options.db.open_backend(Some(&path))?;
+        let template = Store::new(backend.clone());
         // On a kept genesis database this only checks that it holds this genesis and
         // filler (and fails if it holds another).
         init_genesis_filled(&template, &fixture.genesis, fixture.filler.as_ref())
             .with_context(|| format!("writing the genesis state to {}", path.display()))?;
+        let binary_genesis = match options.scheme.group_depth() {
+            Some(depth) => {
+                let t = Instant::now();
+                template.flush()?;
+                let root = genesis_trie(&template, backend, depth)
+                    .with_context(|| format!("the genesis binary trie in {}", path.display()))?;
+                eprintln!(
+                    "genesis binary trie (group depth {depth}): root {root} in {:.1} s",
+                    t.elapsed().as_secs_f64()
+                );
+                Some((root, depth))
+            }
+            None => None,
+        };
         // Every mode and point copies it: compacted, the copies share all its files and
         // none starts with a compaction of its own (a few GB each on a big state).
         template.compact()?;
@@ -266,7 +294,15 @@ impl Databases {
                 t.elapsed().as_secs_f64()
             );
         }
-        Ok(Self { root, template, kind: options.db, io: options.io, _tmp: tmp, cache_drop: None })
+        Ok(Self {
+            root,
+            template,
+            kind: options.db,
+            io: options.io,
+            binary_genesis,
+            _tmp: tmp,
+            cache_drop: None,
+        })
     }
 
     /// A store of its own for `name`, starting at genesis, reading through the emulated
@@ -279,6 +315,29 @@ impl Databases {
         let store = Store::open_with_read_latency(self.kind, Some(&path), self.io.read_latency)?;
         store.take_write_times();
         Ok(store)
+    }
+
+    /// As `copy`, with the binary trie of the genesis state opened in the copy's
+    /// database (`--state-scheme binary`; `None` with the MPT alone). The trie reads the
+    /// same backend as the store, emulated latency included.
+    pub(crate) fn copy_with_trie(
+        &self,
+        name: &str,
+    ) -> anyhow::Result<(Store, Option<Arc<BinaryState>>)> {
+        let Some((root, depth)) = self.binary_genesis else {
+            return Ok((self.copy(name)?, None));
+        };
+        let path = self.root.join(name);
+        self.template
+            .checkpoint(&path)
+            .with_context(|| format!("copying the genesis database to {}", path.display()))?;
+        let backend: Arc<dyn KvBackend> = Arc::new(ethrex_storage::latency::SlowReads::new(
+            self.kind.open_backend(Some(&path))?,
+            self.io.read_latency,
+        ));
+        let store = Store::new(backend.clone());
+        store.take_write_times();
+        Ok((store, Some(BinaryState::open(backend, root, depth)?)))
     }
 
     /// Before a block (or batch) of `store`: the wait for its earlier writes (returned,
@@ -352,11 +411,31 @@ pub(crate) fn run_modes(
     };
     let mut runs = Vec::with_capacity(options.modes.len());
     for &mode in &options.modes {
-        let store = dbs.copy(mode.name().replace(':', "-").as_str())?;
-        let chain = Blockchain::new(store, fixture.config.clone())
+        let (store, binary) = dbs.copy_with_trie(mode.name().replace(':', "-").as_str())?;
+        let mut chain = Blockchain::new(store, fixture.config.clone())
             .with_options(mode.import_options(options.import))
             .with_io_pool(io.clone());
-        runs.push((mode, chain, Vec::with_capacity(fixture.blocks.len()), Duration::ZERO));
+        if binary.is_some() {
+            chain = chain.with_kept_changes();
+        }
+        let source = match (&binary, options.reads) {
+            (Some(state), Reads::Trie) => {
+                let source: Arc<dyn StateSource> = Arc::new(TrieReads(state.clone()));
+                chain = chain.with_state_source(source.clone());
+                Some(source)
+            }
+            (None, Reads::Trie) => bail!("--reads trie needs --state-scheme binary"),
+            _ => None,
+        };
+        let run = Run {
+            mode,
+            chain,
+            rows: Vec::with_capacity(fixture.blocks.len()),
+            wall: Duration::ZERO,
+            binary,
+            source,
+        };
+        runs.push(run);
     }
     let bar = ProgressBar::new(fixture.blocks.len() as u64);
     bar.set_style(
@@ -364,16 +443,16 @@ pub(crate) fn run_modes(
             .unwrap(),
     );
     for (number, block) in fixture.blocks.iter().enumerate() {
-        for (mode, chain, rows, wall) in runs.iter_mut() {
+        for Run { mode, chain, rows, wall, binary, source } in runs.iter_mut() {
             std::thread::sleep(options.sleep);
             *wall += dbs.prepare(&chain.store)?;
             let t = Instant::now();
-            let row = if *mode == Mode::Ceiling {
-                let row = exec.install(|| ceiling_block(chain, block))?;
+            let (mut row, outcome) = if *mode == Mode::Ceiling {
+                let (row, outcome) = exec.install(|| ceiling_block(chain, block, source))?;
                 // The ceiling's run is its execution alone (warming and the untimed
                 // import that moves its state on are not part of it).
                 *wall += Duration::from_secs_f64(row.stages.total_ms / 1e3);
-                row
+                (row, outcome)
             } else {
                 let outcome = exec
                     .install(|| match *mode {
@@ -385,15 +464,30 @@ pub(crate) fn run_modes(
                     })
                     .with_context(|| format!("{} mode: block {}", mode.name(), block.number()))?;
                 *wall += t.elapsed();
-                BlockRow::from_outcome(&outcome)
+                (BlockRow::from_outcome(&outcome), outcome)
             };
+            if let Some(binary) = binary {
+                // The binary trie follows the block: its changes applied and committed,
+                // on the mode's pool, timed as a stage of its own.
+                let changes = outcome.changes.as_ref().context("the import kept no changes")?;
+                let t = Instant::now();
+                let root =
+                    exec.install(|| binary.apply(changes, &chain.store)).with_context(|| {
+                        format!("{} mode: binary trie after block {}", mode.name(), block.number())
+                    })?;
+                let took = t.elapsed();
+                if *mode != Mode::Ceiling {
+                    *wall += took;
+                }
+                row.set_binary(took, root);
+            }
             rows.push(row);
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
     let mut reports = Vec::with_capacity(runs.len());
-    for (mode, chain, mut rows, mut wall) in runs {
+    for Run { mode, chain, mut rows, mut wall, binary, .. } in runs {
         let t = Instant::now();
         chain
             .store
@@ -418,7 +512,12 @@ pub(crate) fn run_modes(
         }
         let head = chain.store.head_header()?.context("no head after the import")?;
         let root = format!("{:#x}", head.state_root);
-        reports.push(ModeReport::new(mode.name(), rows, wall, root));
+        let mut report = ModeReport::new(mode.name(), rows, wall, root);
+        if let Some(binary) = binary {
+            let reads = (options.reads == Reads::Trie).then(|| binary.reads());
+            report.set_binary(reads);
+        }
+        reports.push(report);
     }
     if let Some(first) = reports.first() {
         if let Some(other) = reports.iter().find(|r| r.final_state_root != first.final_state_root) {
@@ -428,6 +527,16 @@ pub(crate) fn run_modes(
                 first.final_state_root,
                 other.name,
                 other.final_state_root
+            );
+        }
+        if let Some(other) = reports.iter().find(|r| r.final_binary_root != first.final_binary_root)
+        {
+            bail!(
+                "modes disagree on the final binary root: {} has {:?}, {} has {:?}",
+                first.name,
+                first.final_binary_root,
+                other.name,
+                other.final_binary_root
             );
         }
     }
@@ -475,14 +584,33 @@ pub fn derive_and_import(
     Ok(out)
 }
 
-/// Times parallel execution alone on a fully warmed cache, then imports the block
-/// (untimed) to move to the next state.
-fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<BlockRow> {
+/// One mode's import in progress.
+struct Run {
+    mode: Mode,
+    chain: Blockchain,
+    rows: Vec<BlockRow>,
+    wall: Duration,
+    /// The binary trie kept beside the MPT (`--state-scheme binary`).
+    binary: Option<Arc<BinaryState>>,
+    /// Execution's reads through the binary trie (`--reads trie`).
+    source: Option<Arc<dyn StateSource>>,
+}
+
+/// Times parallel execution alone on a fully warmed cache (read from `source`, if given,
+/// instead of the flat tables), then imports the block (untimed) to move to the next
+/// state.
+fn ceiling_block(
+    chain: &Blockchain,
+    block: &BlockWithBal,
+    source: &Option<Arc<dyn StateSource>>,
+) -> anyhow::Result<(BlockRow, ethrex_blockchain::ImportOutcome)> {
     let bal = block.bal.as_ref().context("the ceiling mode needs the BAL file")?;
     let header = &block.block.header;
     let parent = chain.store.header(&header.parent_hash)?.context("unknown parent")?;
-    let cache =
-        CachingDb::new(StoreDb::new(chain.store.clone(), header.parent_hash, parent.number));
+    let cache = CachingDb::new(
+        StoreDb::new(chain.store.clone(), header.parent_hash, parent.number)
+            .with_source(source.clone()),
+    );
     warm_from_bal(&cache, bal)?;
     let t = Instant::now();
     let outcome = execute_block_parallel(&cache, &block.block, &chain.config, bal)?;
@@ -490,8 +618,14 @@ fn ceiling_block(chain: &Blockchain, block: &BlockWithBal) -> anyhow::Result<Blo
     if let ParallelOutcome::BalMismatch { reason } = outcome {
         bail!("block {}: BAL mismatch in ceiling mode: {reason}", header.number);
     }
-    chain.import_block(block.clone())?;
-    Ok(BlockRow::ceiling(header.number, block.block.body.transactions.len(), header.gas_used, exec))
+    let outcome = chain.import_block(block.clone())?;
+    let row = BlockRow::ceiling(
+        header.number,
+        block.block.body.transactions.len(),
+        header.gas_used,
+        exec,
+    );
+    Ok((row, outcome))
 }
 
 /// Everything one `import-bench` run measured.
@@ -512,6 +646,9 @@ pub fn run(
     threads: usize,
     sweep: Option<&SweepOptions>,
 ) -> anyhow::Result<BenchRun> {
+    if sweep.is_some() && options.scheme != StateScheme::Mpt {
+        bail!("--state-scheme binary runs the modes only, not the sweep");
+    }
     let mut dbs = Databases::build(options, fixture)?;
     let modes = run_modes(options, fixture, &mut dbs, threads)?;
     let sweep = match sweep {

@@ -2,6 +2,7 @@
 
 pub mod bal_lab;
 pub mod bench;
+pub mod binary;
 mod ef_fixture;
 pub mod generate;
 pub mod mutate;

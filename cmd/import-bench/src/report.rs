@@ -21,6 +21,10 @@ pub(crate) struct Stages {
     /// Time the database took to write the block's batch, on the persister thread, after
     /// `import_block` returned (not part of `total`).
     pub(crate) persist_ms: f64,
+    /// `--state-scheme binary`: applying the block's changes to the binary trie and
+    /// committing it, after the import (not part of `total`; part of `wall`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) bintrie_ms: Option<f64>,
 }
 
 impl Stages {
@@ -38,6 +42,10 @@ impl Stages {
             merkle_ms: m(|s| s.merkle_ms),
             store_ms: m(|s| s.store_ms),
             persist_ms: m(|s| s.persist_ms),
+            bintrie_ms: rows
+                .iter()
+                .any(|r| r.stages.bintrie_ms.is_some())
+                .then(|| median(rows.iter().filter_map(|r| r.stages.bintrie_ms).collect())),
         }
     }
 }
@@ -54,6 +62,9 @@ pub(crate) struct BlockRow {
     pub(crate) path: &'static str,
     /// Whether the state root was computed from the BAL alongside execution.
     pub(crate) root_from_bal: bool,
+    /// `--state-scheme binary`: the binary trie's root after the block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) binary_root: Option<String>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -88,6 +99,7 @@ impl BlockRow {
                 merkle_ms: ms(t.merkle),
                 store_ms: ms(t.store),
                 persist_ms: 0.0,
+                bintrie_ms: None,
             },
             path: match o.path {
                 ExecutionPath::Parallel => "parallel",
@@ -96,7 +108,14 @@ impl BlockRow {
                 _ => "sequential",
             },
             root_from_bal: o.root_from_bal,
+            binary_root: None,
         }
+    }
+
+    /// The binary trie's time and root after this block.
+    pub(crate) fn set_binary(&mut self, took: Duration, root: alloy_primitives::B256) {
+        self.stages.bintrie_ms = Some(ms(took));
+        self.binary_root = Some(format!("{root:#x}"));
     }
 
     /// Execution alone: every other stage is zero.
@@ -149,6 +168,12 @@ pub struct ModeReport {
     pub(crate) wall_ms: f64,
     /// The head's state root after the last block.
     pub(crate) final_state_root: String,
+    /// `--state-scheme binary`: the binary trie's root after the last block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_binary_root: Option<String>,
+    /// `--reads trie`: account and slot reads execution made through the binary trie.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trie_reads: Option<u64>,
 }
 
 impl ModeReport {
@@ -166,7 +191,21 @@ impl ModeReport {
             blocks,
             wall_ms: ms(wall),
             final_state_root,
+            final_binary_root: None,
+            trie_reads: None,
         }
+    }
+
+    /// Records the binary trie's final root (the last block's) and, with `--reads trie`,
+    /// how many reads went through it.
+    pub(crate) fn set_binary(&mut self, trie_reads: Option<u64>) {
+        self.final_binary_root = self.blocks.last().and_then(|b| b.binary_root.clone());
+        self.trie_reads = trie_reads;
+    }
+
+    /// The binary trie's root after each block (`None` without `--state-scheme binary`).
+    pub fn binary_roots(&self) -> Vec<Option<String>> {
+        self.blocks.iter().map(|b| b.binary_root.clone()).collect()
     }
 
     /// Gas over the whole-run wall clock, in Mgas/s.
@@ -183,9 +222,10 @@ impl ModeReport {
 /// The per-mode table of per-block medians, with the ratio to sequential.
 pub fn table(reports: &[ModeReport]) -> String {
     let seq = reports.iter().find(|r| r.name == "sequential").map(|r| r.median.ggas_per_s);
+    let binary = reports.iter().any(|r| r.median.bintrie_ms.is_some());
     let mut out = String::new();
     out.push_str(&format!(
-        "{:<19} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>12} {:>10} {:>11}\n",
+        "{:<19} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>13} {:>12} {:>10} {:>11}",
         "mode",
         "Ggas/s",
         "total",
@@ -202,6 +242,7 @@ pub fn table(reports: &[ModeReport]) -> String {
         "wall (s)",
         "wall Mgas/s"
     ));
+    out.push_str(if binary { format!(" {:>9}\n", "bintrie") } else { "\n".into() }.as_str());
     for r in reports {
         let m = &r.median;
         let vs = seq
@@ -210,11 +251,19 @@ pub fn table(reports: &[ModeReport]) -> String {
             .unwrap_or_else(|| "-".into());
         let from_bal = r.blocks.iter().filter(|b| b.root_from_bal).count();
         out.push_str(&format!(
-            "{:<19} {:>8.3} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>13} {:>12.2} {:>10.2} {:>11.1}\n",
+            "{:<19} {:>8.3} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>13} {:>12.2} {:>10.2} {:>11.1}",
             r.name, m.ggas_per_s, m.total_ms, m.recover_ms, m.warmer_ms, m.exec_ms, m.check_reads_ms, m.validate_ms, m.merkle_ms, m.store_ms, vs,
             format!("{from_bal}/{}", r.blocks.len()), m.persist_ms, r.wall_ms / 1e3, r.wall_mgas_per_s()
         ));
+        match (binary, m.bintrie_ms) {
+            (true, Some(b)) => out.push_str(&format!(" {b:>9.2}\n")),
+            (true, None) => out.push_str(&format!(" {:>9}\n", "-")),
+            _ => out.push('\n'),
+        }
     }
     out.push_str("(per-block medians; times in ms; `check rd`: a BAL design's check reading the parent values of the\n keys it carries, beside execution and within `exec`; `store` is the commit on the import's critical path, `persist (bg)`\n the database write that follows on the persister thread, outside `total`; `wall` the whole run: imports\n plus waits for the writes, final flush included)\n");
+    if binary {
+        out.push_str("(`bintrie`: applying the block's executed changes to the binary trie and committing it to the\n database, after the import, outside `total`, inside `wall`; the MPT root is still computed and checked)\n");
+    }
     out
 }

@@ -5,12 +5,11 @@
 //! has a cache of its own (the client's `Store` keeps an MPT node cache; left out here so
 //! both schemes see the same backend and only what a trie holds in memory during one run).
 //!
-//! The adapter lives in this crate rather than in `ethrex-storage`: the storage crate
-//! would otherwise depend on `ethrex-bintrie` for a research-only table, while this
-//! crate already depends on both and is the only user.
+//! `KvNodeStore` is `ethrex-bintrie`'s (feature `kv`), shared with `ethrex-import-bench`:
+//! not in `ethrex-storage`, which would otherwise depend on `ethrex-bintrie` for a
+//! research-only table.
 
 use alloy_primitives::B256;
-use ethrex_bintrie::{NodeBatch, NodeStore};
 use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
 use ethrex_trie::{NodeReader, NodeRlp, TrieError};
 use std::path::Path;
@@ -60,38 +59,7 @@ impl Backend {
     }
 }
 
-/// The binary trie's node table (`bintrie_nodes`) of a backend.
-#[derive(Clone)]
-pub struct KvNodeStore {
-    backend: Arc<dyn KvBackend>,
-}
-
-impl KvNodeStore {
-    /// The `bintrie_nodes` table of `backend`.
-    pub fn new(backend: Arc<dyn KvBackend>) -> Self {
-        Self { backend }
-    }
-}
-
-impl NodeStore for KvNodeStore {
-    type Error = StoreError;
-
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.backend.get(Table::BinTrieNodes, key)
-    }
-
-    fn write(&self, batch: NodeBatch) -> Result<(), StoreError> {
-        let mut out = WriteBatch::with_capacity(batch.puts.len() + batch.deletes.len());
-        // `NodeBatch` never puts and deletes one key, so the order between them is free.
-        for key in batch.deletes {
-            out.delete(Table::BinTrieNodes, key);
-        }
-        for (key, blob) in batch.puts {
-            out.put(Table::BinTrieNodes, key, blob);
-        }
-        self.backend.write(&out)
-    }
-}
+pub use ethrex_bintrie::kv::KvNodeStore;
 
 /// The MPT node table (`trie_nodes`, hash -> RLP) of a backend, uncached; counts reads.
 #[derive(Clone)]

@@ -5,6 +5,8 @@ mod code;
 mod codec;
 mod error;
 mod key;
+#[cfg(feature = "kv")]
+pub mod kv;
 mod node;
 mod path;
 mod state;

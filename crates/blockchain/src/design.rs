@@ -166,8 +166,7 @@ impl Blockchain {
     ) -> Result<Vec<DesignBal>, BlockError> {
         let header = &block.block.header;
         let parent = self.head_parent(header)?;
-        let cache =
-            CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
+        let cache = CachingDb::new(self.state_db(header.parent_hash, parent.number));
         let senders = ethrex_vm::recover_senders(&block.block.body.transactions, true)?;
         let output =
             execute_block_sequential_recording(&cache, &block.block, &senders, &self.config)?;
@@ -229,7 +228,7 @@ impl Blockchain {
         timings.warmer = t.elapsed();
 
         let t = Instant::now();
-        let store = StoreDb::new(self.store.clone(), block.header.parent_hash, parent_number);
+        let store = self.state_db(block.header.parent_hash, parent_number);
         let (run, (parent, check_reads)) = rayon::join(
             || self.run_design(cache, block, &given),
             // Timed on the I/O pool: a worker waiting for another pool runs its own

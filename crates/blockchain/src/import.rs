@@ -18,7 +18,8 @@ use ethrex_storage::{BlockCommit, PreparedCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
 use ethrex_vm::{
     execute_block_sequential, run_transactions_parallel, AccountChange, BatchLayers,
-    BlockExecutionOutput, CachingDb, ExecutedTransactions, ParallelRun, Schedule, StoreDb,
+    BlockExecutionOutput, CachingDb, ExecutedTransactions, ParallelRun, Schedule, StateSource,
+    StoreDb,
 };
 use rayon::prelude::*;
 use revm::database_interface::DatabaseRef;
@@ -176,6 +177,20 @@ pub struct ImportOutcome {
     pub root_from_bal: bool,
     /// The wall time of each stage.
     pub timings: BlockTimings,
+    /// The state changes execution produced, kept only when asked
+    /// (`Blockchain::with_kept_changes`; `None` otherwise).
+    pub changes: Option<Arc<StateChanges>>,
+}
+
+/// A block's executed state changes (what its state update was built from), handed to a
+/// caller keeping a second state commitment beside the MPT (the import bench's binary
+/// trie).
+#[derive(Debug, Clone, Default)]
+pub struct StateChanges {
+    /// Changed accounts with their post-block values, sorted by address.
+    pub accounts: Vec<AccountChange>,
+    /// Bytecode the block deployed, by hash.
+    pub codes: Vec<(B256, alloy_primitives::Bytes)>,
 }
 
 /// A chain on a store: imports blocks (`import_block`), builds them (`build_block`) and
@@ -192,6 +207,10 @@ pub struct Blockchain {
     single_core: std::sync::OnceLock<rayon::ThreadPool>,
     /// Where the BAL prefetch runs; `None`: the current pool.
     io_pool: Option<Arc<rayon::ThreadPool>>,
+    /// Where execution reads the parent's accounts and storage; `None`: the flat tables.
+    state_source: Option<Arc<dyn StateSource>>,
+    /// Hand every imported block's state changes back in its `ImportOutcome`.
+    keep_changes: bool,
 }
 
 /// A batch import stopped at a block: the blocks before it are imported.
@@ -247,7 +266,32 @@ impl Blockchain {
             options: ImportOptions::default(),
             single_core: std::sync::OnceLock::new(),
             io_pool: None,
+            state_source: None,
+            keep_changes: false,
         }
+    }
+
+    /// The same chain executing on accounts and storage read from `source` instead of the
+    /// flat tables (code stays the store's; merkleization still reads the store). For
+    /// research on other state layouts: `source` must hold the parent's state of every
+    /// block imported.
+    pub fn with_state_source(mut self, source: Arc<dyn StateSource>) -> Self {
+        self.state_source = Some(source);
+        self
+    }
+
+    /// The same chain returning each imported block's state changes
+    /// (`ImportOutcome::changes`).
+    pub fn with_kept_changes(mut self) -> Self {
+        self.keep_changes = true;
+        self
+    }
+
+    /// The parent's state as execution reads it: the store, through the state source if
+    /// there is one.
+    pub(crate) fn state_db(&self, parent_hash: B256, parent_number: u64) -> StoreDb {
+        StoreDb::new(self.store.clone(), parent_hash, parent_number)
+            .with_source(self.state_source.clone())
     }
 
     /// The same chain prefetching on `pool`: a pool sized for I/O rather than for the
@@ -567,7 +611,7 @@ impl Blockchain {
         if taken < 2 {
             return self.alone_then_batch(blocks, 0, Vec::new());
         }
-        let base = CachingDb::new(StoreDb::new(self.store.clone(), head.hash_slow(), head.number));
+        let base = CachingDb::new(self.state_db(head.hash_slow(), head.number));
         let views: Vec<_> = (0..taken).map(|k| layers.view(&base, k)).collect();
         let mut warmer = Duration::ZERO;
         if self.options.prefetch == Prefetch::First {
@@ -742,8 +786,7 @@ impl Blockchain {
             return Err(form_error);
         }
         // The parent's state as every stage of this block reads it.
-        let cache =
-            CachingDb::new(StoreDb::new(self.store.clone(), header.parent_hash, parent.number));
+        let cache = CachingDb::new(self.state_db(header.parent_hash, parent.number));
         let (checked, executed) = rayon::join(content_checks, || {
             self.execute(&cache, hash, &block, bal.as_ref(), &parent, &mut timings, prerun, design)
         });
@@ -768,6 +811,7 @@ impl Blockchain {
         }
         timings.longest_tx = output.longest_tx;
         let BlockExecutionOutput { receipts, gas_used, accounts, codes, .. } = output;
+        let kept_codes = self.keep_changes.then(|| codes.clone());
         let (state_root, prepared) = match from_bal.filter(|_| root_from_bal) {
             Some(m) => (m.root, m.prepared),
             None => {
@@ -801,6 +845,7 @@ impl Blockchain {
         self.store.commit_prepared(prepared)?;
         timings.store = t.elapsed();
         timings.total = start.elapsed();
+        let changes = kept_codes.map(|codes| Arc::new(StateChanges { accounts, codes }));
         record_metrics(&timings, gas_used, block.block.header.number, path);
         let secs = timings.total.as_secs_f64();
         tracing::info!(
@@ -821,6 +866,7 @@ impl Blockchain {
             path,
             root_from_bal,
             timings,
+            changes,
         })
     }
 }

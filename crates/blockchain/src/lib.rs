@@ -18,4 +18,5 @@ pub use error::{BlockError, StorageFault};
 pub use import::{parallel_pays, PARALLEL_OVERHEAD_GAS};
 pub use import::{
     BatchError, BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, Prefetch,
+    StateChanges,
 };

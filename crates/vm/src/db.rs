@@ -5,6 +5,7 @@ use alloy_primitives::{Address, B256, U256};
 use ethrex_storage::{Store, StoreError};
 use revm::database_interface::{DBErrorMarker, DatabaseRef};
 use revm::state::{AccountInfo, Bytecode};
+use std::sync::Arc;
 
 /// Why [`StoreDb`] could not answer a read.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +19,21 @@ pub enum StoreDbError {
     /// A header on the parent's chain, needed for BLOCKHASH, is missing.
     #[error("ancestor header {0} missing")]
     MissingAncestor(B256),
+    /// A [`StateSource`] other than the flat tables failed.
+    #[error("state source read failed: {0}")]
+    Source(String),
+}
+
+/// Where a [`StoreDb`] reads the parent's accounts and storage when not from the store's
+/// flat tables (`StoreDb::with_source`): e.g. a research state commitment such as the
+/// binary trie, read instead of the flat state. Code and block hashes still come from
+/// the store. It must hold exactly the parent's state.
+pub trait StateSource: Send + Sync {
+    /// The account's `(nonce, balance, code_hash)`, `None` if it does not exist.
+    fn account(&self, address: &Address) -> Result<Option<(u64, U256, B256)>, StoreDbError>;
+
+    /// The slot's value, zero if unset.
+    fn storage(&self, address: &Address, slot: &U256) -> Result<U256, StoreDbError>;
 }
 
 impl DBErrorMarker for StoreDbError {}
@@ -28,12 +44,21 @@ pub struct StoreDb {
     store: Store,
     parent_hash: B256,
     parent_number: u64,
+    /// Accounts and storage from here instead of the flat tables; `None` (the node's
+    /// path): the flat tables.
+    source: Option<Arc<dyn StateSource>>,
 }
 
 impl StoreDb {
     /// A view of `store` as the state after block `parent_number` (hash `parent_hash`).
     pub fn new(store: Store, parent_hash: B256, parent_number: u64) -> Self {
-        Self { store, parent_hash, parent_number }
+        Self { store, parent_hash, parent_number, source: None }
+    }
+
+    /// The same view reading accounts and storage from `source` (`None`: the flat tables).
+    pub fn with_source(mut self, source: Option<Arc<dyn StateSource>>) -> Self {
+        self.source = source;
+        self
     }
 }
 
@@ -41,6 +66,15 @@ impl DatabaseRef for StoreDb {
     type Error = StoreDbError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
+        if let Some(source) = &self.source {
+            return Ok(source.account(&address)?.map(|(nonce, balance, code_hash)| AccountInfo {
+                balance,
+                nonce,
+                code_hash,
+                code: None,
+                account_id: None,
+            }));
+        }
         Ok(self.store.account(&address)?.map(|a| AccountInfo {
             balance: a.balance,
             nonce: a.nonce,
@@ -59,6 +93,9 @@ impl DatabaseRef for StoreDb {
     }
 
     fn storage_ref(&self, address: Address, index: U256) -> Result<U256, Self::Error> {
+        if let Some(source) = &self.source {
+            return source.storage(&address, &index);
+        }
         Ok(self.store.storage(&address, &index)?)
     }
 

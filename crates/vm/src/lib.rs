@@ -25,7 +25,7 @@ pub mod warmer;
 
 pub use batch::{BatchLayers, BatchView};
 pub use cache::{CacheStats, CachingDb};
-pub use db::{StoreDb, StoreDbError};
+pub use db::{StateSource, StoreDb, StoreDbError};
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput, TxAccess};
 pub use parallel::{
