@@ -8,12 +8,12 @@
 use alloy_primitives::{B256, U256};
 use anyhow::{bail, Context};
 use ethrex_bintrie::kv::KvNodeStore;
-use ethrex_bintrie::{AccountSpec, BinaryTrie, NodeStore, StateSpec, GROUP_DEPTHS};
+use ethrex_bintrie::{BinaryTrie, NodeStore, GROUP_DEPTHS};
 use ethrex_blockchain::StateChanges;
 use ethrex_common::KECCAK_EMPTY;
 use ethrex_storage::{KvBackend, Store};
 use ethrex_vm::{StateSource, StoreDbError};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -85,26 +85,7 @@ impl std::str::FromStr for Reads {
     }
 }
 
-/// The head's full flat state: every account, its non-zero slots and its code.
-pub fn dump(store: &Store) -> anyhow::Result<StateSpec> {
-    let mut accounts = Vec::new();
-    for (address, account) in store.all_accounts()? {
-        let code = if account.code_hash == KECCAK_EMPTY {
-            Default::default()
-        } else {
-            store.code(&account.code_hash)?.with_context(|| format!("code of {address} missing"))?
-        };
-        let storage: BTreeMap<_, _> = store.storage_entries(&address)?.into_iter().collect();
-        accounts.push(AccountSpec {
-            address,
-            nonce: account.nonce,
-            balance: account.balance,
-            code,
-            storage,
-        });
-    }
-    Ok(StateSpec { accounts })
-}
+pub use ethrex_bintrie::kv::dump_state as dump;
 
 /// Where the genesis database records its binary trie: depth byte, then root. Node keys
 /// are at most 32 bytes (31 bytes of stem path and its length), so this longer key
@@ -261,7 +242,7 @@ impl StateSource for TrieReads {
 mod tests {
     use super::*;
     use alloy_primitives::{keccak256, Address, Bytes};
-    use ethrex_bintrie::MemoryStore;
+    use ethrex_bintrie::{AccountSpec, MemoryStore, StateSpec};
     use ethrex_vm::AccountChange;
 
     /// Cleared slots are zero writes, a destroyed account's header is zeroed, an account

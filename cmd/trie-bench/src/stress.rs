@@ -10,33 +10,13 @@
 
 use alloy_primitives::{keccak256, B256};
 use anyhow::Context;
-use ethrex_bintrie::{AccountSpec, StateSpec};
+use ethrex_bintrie::StateSpec;
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_ef_tests::fixture::BlockchainTest;
-use ethrex_storage::Store;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The head's full flat state (accounts, their non-zero slots, their code).
-pub fn dump(store: &Store) -> anyhow::Result<StateSpec> {
-    let mut accounts = Vec::new();
-    for (address, account) in store.all_accounts()? {
-        let code = if account.code_hash == ethrex_common::KECCAK_EMPTY {
-            Default::default()
-        } else {
-            store.code(&account.code_hash)?.with_context(|| format!("code of {address} missing"))?
-        };
-        let storage: BTreeMap<_, _> = store.storage_entries(&address)?.into_iter().collect();
-        accounts.push(AccountSpec {
-            address,
-            nonce: account.nonce,
-            balance: account.balance,
-            code,
-            storage,
-        });
-    }
-    Ok(StateSpec { accounts })
-}
+pub use ethrex_bintrie::kv::dump_state as dump;
 
 /// The MPT state root of `state`, from scratch (`alloy_trie`'s builder).
 pub fn mpt_root(state: &StateSpec) -> B256 {

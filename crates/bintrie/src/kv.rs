@@ -53,3 +53,28 @@ impl NodeStore for KvNodeStore {
         self.backend.write(&out)
     }
 }
+
+/// The head's full flat state of `store`: every account, its non-zero slots and its code,
+/// as the state description a binary trie is built from (`StateSpec::apply`) and the geth
+/// cross-check reads.
+pub fn dump_state(store: &ethrex_storage::Store) -> Result<crate::StateSpec, StoreError> {
+    let mut accounts = Vec::new();
+    for (address, account) in store.all_accounts()? {
+        let code = if account.code_hash == alloy_primitives::KECCAK256_EMPTY {
+            Default::default()
+        } else {
+            store.code(&account.code_hash)?.ok_or_else(|| {
+                StoreError::Invalid(format!("code {} of {address} missing", account.code_hash))
+            })?
+        };
+        let storage = store.storage_entries(&address)?.into_iter().collect();
+        accounts.push(crate::AccountSpec {
+            address,
+            nonce: account.nonce,
+            balance: account.balance,
+            code,
+            storage,
+        });
+    }
+    Ok(crate::StateSpec { accounts })
+}
