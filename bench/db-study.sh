@@ -103,12 +103,18 @@ if [ ! -f "$MIX/.complete" ]; then
         --state-accounts "$ACCOUNTS" --state-slots "$SLOTS" --workload mix --seed 1
     touch "$MIX/.complete"
 fi
+# The filled genesis database of each backend is built by its first bench and kept beside
+# the fixture; one without its marker is what an interrupted build left, and starts over.
+for db in rocksdb mdbx; do
+    [ -f "$MIX/genesis-db-$db.complete" ] || rm -rf "$MIX/genesis-db-$db"
+done
 for latency in 0 "$LATENCY"; do
     for db in rocksdb mdbx; do
         run "exec-$db-lat$latency" "$ETHREX" import-bench --fixture "$MIX/stress.rlp" --db "$db" \
             --genesis-db "$MIX/genesis-db-$db" --mode none --cold --read-latency-us "$latency" \
             --io-threads "$IO_THREADS" --sleep-ms 0 --sweep-modes sequential --bal-design parallel-io \
             --threads "$THREADS" --batch "1,$MEGA" --json "$OUT/runs/exec-$db-lat$latency.json"
+        touch "$MIX/genesis-db-$db.complete"
     done
 done
 
