@@ -11,6 +11,10 @@
 #   (4) write cost     MDBX's background write per block by write mode and page size, beside
 #                      RocksDB's (import-bench --mode sequential on the same fixture)
 # Every execution run must end in the same state root on both backends, or the script stops.
+# Disk: every point of a run holds a copy of the genesis database at once (RocksDB: hard
+# links; MDBX: a full copy, about 12 GB at 2M accounts and 20M slots), so an MDBX run of P
+# points needs P times that free; fewer threads or batch sizes, or DB_STUDY_SWEEP_MODES='',
+# need less.
 #
 # Usage: bench/db-study.sh [--quick] [OUT]
 #   OUT      default ~/.cache/ethrex-db-study/full (quick: .../quick)
@@ -27,6 +31,10 @@
 #   DB_STUDY_IO_THREADS   I/O threads of parallel I/O             16 / 4
 #   DB_STUDY_LATENCY_US   emulated latency of the second pass     100
 #   DB_STUDY_MAIN_FIXTURE chain of (3) and (4)                    out/stress/stress.rlp / a 3-block one
+#   DB_STUDY_SWEEP_MODES  --sweep-modes of (2) (empty: parallel I/O only) sequential
+#   DB_STUDY_WRITE_CONFIGS MDBX write settings of (4), WRITE_MAP:PAGE_SIZE
+#                                                        1:4096 0:4096 1:16384 0:16384
+#   DB_STUDY_STEPS        which steps run                         reads,exec,main,write
 #   DB_STUDY_FIXTURES     fixture and database cache              ~/.cache/ethrex-db-study/fixtures
 #   ETHREX                client binary   default $CARGO_TARGET_DIR/release/ethrex (built if missing)
 set -euo pipefail
@@ -61,6 +69,9 @@ THREADS="${DB_STUDY_THREADS:-$d_threads}"
 MEGA="${DB_STUDY_MEGA:-$d_mega}"
 IO_THREADS="${DB_STUDY_IO_THREADS:-$d_io}"
 LATENCY="${DB_STUDY_LATENCY_US:-100}"
+SWEEP_MODES="${DB_STUDY_SWEEP_MODES-sequential}"
+WRITE_CONFIGS="${DB_STUDY_WRITE_CONFIGS:-1:4096 0:4096 1:16384 0:16384}"
+STEPS=",${DB_STUDY_STEPS:-reads,exec,main,write},"
 FIXTURES="${DB_STUDY_FIXTURES:-$HOME/.cache/ethrex-db-study/fixtures}"
 OUT="${OUT:-$HOME/.cache/ethrex-db-study/$d_out}"
 
@@ -90,12 +101,14 @@ run() {
     printf '%s\t%s\n' "$name" "$(( $(date +%s) - t0 ))" >> "$OUT/runs/steps.tsv"
 }
 
+step() { [[ "$STEPS" == *",$1,"* ]]; }
 # (1) raw reads; the loaded databases are kept in the cache and reused by later runs.
-run db-bench "$ETHREX" db-bench --db both --cold --entries "$ENTRIES" --threads "$READ_THREADS" \
+step reads && run db-bench "$ETHREX" db-bench --db both --cold --entries "$ENTRIES" --threads "$READ_THREADS" \
     --seconds "$SECONDS_PER_POINT" --datadir "$FIXTURES/db-bench" \
     --json "$OUT/runs/db-bench.json" --plot "$OUT/db-bench.svg"
 
 # (2) execution on a big cold state.
+if step exec; then
 MIX="$FIXTURES/mix-a$ACCOUNTS-s$SLOTS-b$BLOCKS-g32000000"
 if [ ! -f "$MIX/.complete" ]; then
     rm -rf "$MIX"
@@ -112,11 +125,12 @@ for latency in 0 "$LATENCY"; do
     for db in rocksdb mdbx; do
         run "exec-$db-lat$latency" "$ETHREX" import-bench --fixture "$MIX/stress.rlp" --db "$db" \
             --genesis-db "$MIX/genesis-db-$db" --mode none --cold --read-latency-us "$latency" \
-            --io-threads "$IO_THREADS" --sleep-ms 0 --sweep-modes sequential --bal-design parallel-io \
+            --io-threads "$IO_THREADS" --sleep-ms 0 --sweep-modes "$SWEEP_MODES" --bal-design parallel-io \
             --threads "$THREADS" --batch "1,$MEGA" --json "$OUT/runs/exec-$db-lat$latency.json"
         touch "$MIX/genesis-db-$db.complete"
     done
 done
+fi
 
 # (3) and (4): the main job's chain on each backend, then MDBX's write settings.
 MAIN="${DB_STUDY_MAIN_FIXTURE:-}"
@@ -131,16 +145,18 @@ if [ -z "$MAIN" ]; then
     fi
 fi
 for db in rocksdb mdbx; do
+    step main || break
     run "main-$db" "$ETHREX" import-bench --fixture "$MAIN" --db "$db" --mode all \
         --json "$OUT/runs/main-$db.json"
 done
-for config in "1 4096" "0 4096" "1 16384" "0 16384"; do
-    read -r write_map page <<<"$config"
+for config in $WRITE_CONFIGS; do
+    step write || break
+    write_map="${config%%:*}" page="${config#*:}"
     run "write-mdbx-wm$write_map-p$page" env ETHREX_MDBX_WRITE_MAP="$write_map" ETHREX_MDBX_PAGE_SIZE="$page" \
         "$ETHREX" import-bench --fixture "$MAIN" --db mdbx --mode sequential \
         --json "$OUT/runs/write-mdbx-wm$write_map-p$page.json"
 done
-run write-rocksdb "$ETHREX" import-bench --fixture "$MAIN" --db rocksdb --mode sequential \
+step write && run write-rocksdb "$ETHREX" import-bench --fixture "$MAIN" --db rocksdb --mode sequential \
     --json "$OUT/runs/write-rocksdb.json"
 
 python3 "$PY" "$OUT" --repo "$ROOT" --seconds "$(( $(date +%s) - start ))"
