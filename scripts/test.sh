@@ -131,8 +131,9 @@ DB_STUDY_FIXTURES="$SCRATCH/db-study-fixtures" bench/db-study.sh --quick "$SCRAT
 
 # The binary trie: roots against geth v1.17.10's trie/bintrie at every group depth, then
 # the group-depth study at toy size.
-echo "== bench/bintrie-ref/check.sh --quick (EIP-7864 roots against geth, depths 1-8)"
-bench/bintrie-ref/check.sh --quick
+echo "== bench/bintrie-ref/check.sh (EIP-7864 roots against geth at depths 1-8: 3 random states of"
+echo "   10,000 accounts, and the small stress chain's state before and after each block)"
+bench/bintrie-ref/check.sh --stress "$SCRATCH/stress"
 echo "== trie-bench (seconds-long)"
 "$ETHREX" trie-bench --scheme mpt,binary --group-depth 1,2,3,4,5,6,7,8 \
     --workload erc20-balanceof,erc20-approve,erc20-mixed,sload-seq,sstore-seq \
