@@ -26,14 +26,17 @@
 #   DB_STUDY_ACCOUNTS     state accounts of the execution fixture 2000000 / 1000
 #   DB_STUDY_SLOTS        state slots of the execution fixture    20000000 / 10000
 #   DB_STUDY_BLOCKS       blocks of the execution fixture         40 / 4
-#   DB_STUDY_THREADS      execution threads swept                 1,2,4,8,16 / 2
+#   DB_STUDY_THREADS      execution threads swept                 16 / 2
 #   DB_STUDY_MEGA         mega-block size                         10 / 2
 #   DB_STUDY_IO_THREADS   I/O threads of parallel I/O             16 / 4
 #   DB_STUDY_LATENCY_US   emulated latency of the second pass     100
 #   DB_STUDY_MAIN_FIXTURE chain of (3) and (4)                    out/stress/stress.rlp / a 3-block one
-#   DB_STUDY_SWEEP_MODES  --sweep-modes of (2) (empty: parallel I/O only) sequential
+#   DB_STUDY_SWEEP_MODES  --sweep-modes of (2) (empty: parallel I/O only)  (empty) / sequential
 #   DB_STUDY_WRITE_CONFIGS MDBX write settings of (4), WRITE_MAP:PAGE_SIZE
-#                                                        1:4096 0:4096 1:16384 0:16384
+#                                   1:4096 0:4096 / 1:4096 0:4096 1:16384 0:16384
+# The full defaults fit this machine's 60 GB of free disk (two MDBX points per run) and
+# take about 15 minutes once the fixture and genesis databases are cached (about 25 more
+# the first time).
 #   DB_STUDY_STEPS        which steps run                         reads,exec,main,write
 #   DB_STUDY_FIXTURES     fixture and database cache              ~/.cache/ethrex-db-study/fixtures
 #   ETHREX                client binary   default $CARGO_TARGET_DIR/release/ethrex (built if missing)
@@ -57,7 +60,7 @@ if [ "$QUICK" = 1 ]; then
     d_threads=2 d_mega=2 d_io=4 d_out=quick
 else
     d_entries=20000000 d_seconds=5 d_rthreads=1,2,4,8,16,32 d_accounts=2000000 d_slots=20000000
-    d_blocks=40 d_threads=1,2,4,8,16 d_mega=10 d_io=16 d_out=full
+    d_blocks=40 d_threads=16 d_mega=10 d_io=16 d_out=full
 fi
 ENTRIES="${DB_STUDY_ENTRIES:-$d_entries}"
 SECONDS_PER_POINT="${DB_STUDY_SECONDS:-$d_seconds}"
@@ -69,8 +72,9 @@ THREADS="${DB_STUDY_THREADS:-$d_threads}"
 MEGA="${DB_STUDY_MEGA:-$d_mega}"
 IO_THREADS="${DB_STUDY_IO_THREADS:-$d_io}"
 LATENCY="${DB_STUDY_LATENCY_US:-100}"
-SWEEP_MODES="${DB_STUDY_SWEEP_MODES-sequential}"
-WRITE_CONFIGS="${DB_STUDY_WRITE_CONFIGS:-1:4096 0:4096 1:16384 0:16384}"
+if [ "$QUICK" = 1 ]; then d_sweep=sequential d_writes="1:4096 0:4096 1:16384 0:16384"; else d_sweep= d_writes="1:4096 0:4096"; fi
+SWEEP_MODES="${DB_STUDY_SWEEP_MODES-$d_sweep}"
+WRITE_CONFIGS="${DB_STUDY_WRITE_CONFIGS:-$d_writes}"
 STEPS=",${DB_STUDY_STEPS:-reads,exec,main,write},"
 FIXTURES="${DB_STUDY_FIXTURES:-$HOME/.cache/ethrex-db-study/fixtures}"
 OUT="${OUT:-$HOME/.cache/ethrex-db-study/$d_out}"
