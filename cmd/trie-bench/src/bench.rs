@@ -1,6 +1,6 @@
 //! Building a configuration's database and timing one run of a workload on it.
 
-use crate::store::{Backend, KvNodeStore, KvTrieNodes};
+use crate::store::{KvNodeStore, KvTrieNodes};
 use crate::workload::{self, Tx, FEE_WEI, SEQ, TOKEN};
 use alloy_primitives::{keccak256, Address, B256, U256};
 use anyhow::Context;
@@ -8,6 +8,7 @@ use ethrex_bintrie::{
     basic_data_key, code_hash_key, split_key, storage_slot_key, BasicData, BinaryTrie,
 };
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH, KECCAK_EMPTY};
+use ethrex_storage::DbKind;
 use ethrex_storage::KvBackend;
 use ethrex_trie::Trie;
 use std::path::PathBuf;
@@ -89,7 +90,7 @@ pub struct Db {
     pub config: Config,
     /// Where its files are.
     pub dir: PathBuf,
-    kind: Backend,
+    kind: DbKind,
     backend: Option<Arc<dyn KvBackend>>,
     /// The state root (binary root, or the MPT's account-trie root).
     pub root: B256,
@@ -126,12 +127,12 @@ impl Db {
     /// Creates the database in `dir` and prefills it with `entries` holders and slots.
     pub fn create(
         config: Config,
-        kind: Backend,
+        kind: DbKind,
         dir: PathBuf,
         entries: u64,
     ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let backend = kind.open(&dir)?;
+        let backend = kind.open_backend(Some(&dir))?;
         let root = match config.group_depth {
             Some(g) => prefill_binary(&backend, g, entries)?,
             None => prefill_mpt(&backend, entries)?,
@@ -148,7 +149,7 @@ impl Db {
         cold: bool,
     ) -> anyhow::Result<(Arc<dyn KvBackend>, Option<&'static str>)> {
         let mut dropped = None;
-        if cold && self.kind != Backend::Memory {
+        if cold && self.kind != DbKind::Memory {
             if let Some(backend) = self.backend.take() {
                 backend.sync()?;
                 drop(backend);
@@ -160,7 +161,7 @@ impl Db {
         let backend = match &self.backend {
             Some(b) => b.clone(),
             None => {
-                let b = self.kind.open(&self.dir)?;
+                let b = self.kind.open_backend(Some(&self.dir))?;
                 self.backend = Some(b.clone());
                 b
             }
@@ -512,7 +513,7 @@ mod tests {
         let mut dbs: Vec<Db> = configs
             .iter()
             .zip(&dirs)
-            .map(|(c, d)| Db::create(*c, Backend::Mdbx, d.path().join("db"), entries).unwrap())
+            .map(|(c, d)| Db::create(*c, DbKind::Mdbx, d.path().join("db"), entries).unwrap())
             .collect();
         // The two binary depths commit to the same root.
         assert_eq!(dbs[1].root, dbs[2].root);

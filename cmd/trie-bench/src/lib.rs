@@ -20,10 +20,10 @@ pub mod workload;
 
 use anyhow::Context;
 use bench::{Config, Db, Sample, Scheme};
+use ethrex_storage::DbKind;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
-use store::Backend;
 use workload::Workload;
 
 /// Default holders (and sequential slots): sized so the full study (9 configurations,
@@ -64,7 +64,7 @@ pub struct Args {
     pub cold: bool,
     /// Backend: mdbx, rocksdb or memory.
     #[arg(long, default_value = "mdbx")]
-    pub db: Backend,
+    pub db: DbKind,
     /// Where the databases go (default: a temporary directory, removed at the end).
     #[arg(long)]
     pub dir: Option<PathBuf>,

@@ -12,52 +12,8 @@
 use alloy_primitives::B256;
 use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
 use ethrex_trie::{NodeReader, NodeRlp, TrieError};
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// The backend a bench database lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// MDBX.
-    Mdbx,
-    /// RocksDB.
-    Rocksdb,
-    /// In memory (tests; `--cold` has no effect).
-    Memory,
-}
-
-impl std::str::FromStr for Backend {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "mdbx" => Ok(Backend::Mdbx),
-            "rocksdb" => Ok(Backend::Rocksdb),
-            "memory" => Ok(Backend::Memory),
-            other => Err(format!("unknown database '{other}' (expected mdbx, rocksdb or memory)")),
-        }
-    }
-}
-
-impl Backend {
-    /// The name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Mdbx => "mdbx",
-            Backend::Rocksdb => "rocksdb",
-            Backend::Memory => "memory",
-        }
-    }
-
-    /// Opens (creating) the database in `dir`.
-    pub fn open(self, dir: &Path) -> Result<Arc<dyn KvBackend>, StoreError> {
-        Ok(match self {
-            Backend::Mdbx => Arc::new(ethrex_storage::mdbx::MdbxBackend::open(dir)?),
-            Backend::Rocksdb => Arc::new(ethrex_storage::rocksdb::RocksBackend::open(dir)?),
-            Backend::Memory => Arc::new(ethrex_storage::memory::MemoryBackend::new()),
-        })
-    }
-}
 
 pub use ethrex_bintrie::kv::KvNodeStore;
 
@@ -101,6 +57,7 @@ mod tests {
     use super::*;
     use alloy_primitives::{Address, U256};
     use ethrex_bintrie::{BinaryTrie, MemoryStore, StateSpec};
+    use ethrex_storage::DbKind;
 
     fn spec() -> StateSpec {
         let json = r#"{"accounts": [
@@ -124,20 +81,20 @@ mod tests {
                 trie.commit().unwrap()
             };
             assert_eq!(reference, spec.root_in_two_commits(depth).unwrap());
-            for backend in [Backend::Mdbx, Backend::Rocksdb, Backend::Memory] {
+            for backend in [DbKind::Mdbx, DbKind::Rocksdb, DbKind::Memory] {
                 let dir = tempfile::tempdir().unwrap();
                 let root = {
-                    let store = KvNodeStore::new(backend.open(dir.path()).unwrap());
+                    let store = KvNodeStore::new(backend.open_backend(Some(dir.path())).unwrap());
                     let mut trie = BinaryTrie::new(store, depth).unwrap();
                     spec.apply(&mut trie).unwrap();
                     trie.commit().unwrap()
                 };
                 assert_eq!(root, reference, "{} depth {depth}", backend.name());
-                if backend == Backend::Memory {
+                if backend == DbKind::Memory {
                     continue;
                 }
                 // Closed and reopened: everything is read back from the files.
-                let store = KvNodeStore::new(backend.open(dir.path()).unwrap());
+                let store = KvNodeStore::new(backend.open_backend(Some(dir.path())).unwrap());
                 let mut trie = BinaryTrie::open(store, root, depth).unwrap();
                 let a = Address::repeat_byte(0x11);
                 assert_eq!(trie.get_account(&a).unwrap().unwrap().nonce, 3);
@@ -156,7 +113,7 @@ mod tests {
     #[test]
     fn mpt_nodes_round_trip_through_the_backend() {
         let dir = tempfile::tempdir().unwrap();
-        let nodes = KvTrieNodes::new(Backend::Mdbx.open(dir.path()).unwrap());
+        let nodes = KvTrieNodes::new(DbKind::Mdbx.open_backend(Some(dir.path())).unwrap());
         let updates = (0u64..100).map(|i| {
             (alloy_primitives::keccak256(i.to_be_bytes()), Some(alloy_rlp::encode(U256::from(i))))
         });
