@@ -2,9 +2,12 @@
 # The storage study, MDBX against RocksDB, rerun on this machine with the published figures
 # beside ours: OUT/db-study.md (+ db-study.json, db-bench.svg). Steps, each logged in OUT/runs:
 #   (1) raw reads      ethrex db-bench --db both --cold: IOPS, latency and CPU per thread count
+#                      (cold data, index read back), then MDBX with its index cold too
 #   (2) execution      the I/O-realistic import bench on a big cold state, on each backend,
 #                      emulated read latency off and on: sequential, and parallel I/O at each
-#                      thread count, per block and in mega blocks
+#                      thread count, per block and in mega blocks; MDBX twice, with its index
+#                      (branch pages) read back after each page-cache drop like RocksDB's
+#                      stays in memory, and with it cold too (--cold-index)
 #   (3) main job       import-bench --mode all on the default stress fixture, on each backend
 #                      (warm state, 100 ms between blocks): parallel / sequential, and the
 #                      background write per block
@@ -12,9 +15,9 @@
 #                      RocksDB's (import-bench --mode sequential on the same fixture)
 # Every execution run must end in the same state root on both backends, or the script stops.
 # Disk: every point of a run holds a copy of the genesis database at once (RocksDB: hard
-# links; MDBX: a full copy, about 12 GB at 2M accounts and 20M slots), so an MDBX run of P
-# points needs P times that free; fewer threads or batch sizes, or DB_STUDY_SWEEP_MODES='',
-# need less.
+# links; MDBX: a compacting copy, about 8 GB at 2M accounts and 20M slots), so an MDBX run
+# of P points needs P times that free; fewer threads or batch sizes, or
+# DB_STUDY_SWEEP_MODES='', need less.
 #
 # Usage: bench/db-study.sh [--quick] [OUT]
 #   OUT      default ~/.cache/ethrex-db-study/full (quick: .../quick)
@@ -110,6 +113,9 @@ step() { [[ "$STEPS" == *",$1,"* ]]; }
 step reads && run db-bench "$ETHREX" db-bench --db both --cold --entries "$ENTRIES" --threads "$READ_THREADS" \
     --seconds "$SECONDS_PER_POINT" --datadir "$FIXTURES/db-bench" \
     --json "$OUT/runs/db-bench.json" --plot "$OUT/db-bench.svg"
+step reads && run db-bench-coldindex "$ETHREX" db-bench --db mdbx --cold --cold-index --entries "$ENTRIES" \
+    --threads "$READ_THREADS" --seconds "$SECONDS_PER_POINT" --datadir "$FIXTURES/db-bench" \
+    --json "$OUT/runs/db-bench-coldindex.json"
 
 # (2) execution on a big cold state.
 if step exec; then
@@ -126,11 +132,13 @@ for db in rocksdb mdbx; do
     [ -f "$MIX/genesis-db-$db.complete" ] || rm -rf "$MIX/genesis-db-$db"
 done
 for latency in 0 "$LATENCY"; do
-    for db in rocksdb mdbx; do
-        run "exec-$db-lat$latency" "$ETHREX" import-bench --fixture "$MIX/stress.rlp" --db "$db" \
-            --genesis-db "$MIX/genesis-db-$db" --mode none --cold --read-latency-us "$latency" \
+    for variant in rocksdb mdbx mdbx-coldindex; do
+        db="${variant%-coldindex}" index=()
+        [ "$variant" = "$db" ] || index=(--cold-index)
+        run "exec-$variant-lat$latency" "$ETHREX" import-bench --fixture "$MIX/stress.rlp" --db "$db" \
+            --genesis-db "$MIX/genesis-db-$db" --mode none --cold "${index[@]}" --read-latency-us "$latency" \
             --io-threads "$IO_THREADS" --sleep-ms 0 --sweep-modes "$SWEEP_MODES" --bal-design parallel-io \
-            --threads "$THREADS" --batch "1,$MEGA" --json "$OUT/runs/exec-$db-lat$latency.json"
+            --threads "$THREADS" --batch "1,$MEGA" --json "$OUT/runs/exec-$variant-lat$latency.json"
         touch "$MIX/genesis-db-$db.complete"
     done
 done

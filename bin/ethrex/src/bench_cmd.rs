@@ -87,10 +87,17 @@ pub(crate) struct BenchArgs {
     /// `--sweep-modes ''` to run only the designs).
     #[arg(long)]
     sweep_modes: Option<String>,
-    /// Before every block (or batch): empty the store's and the database's caches and
-    /// drop the OS page cache (drop_caches as root, else posix_fadvise).
+    /// Before every block (or batch): empty the store's and the database's caches, drop
+    /// the OS page cache (drop_caches as root, else posix_fadvise), then read the
+    /// database's index back: MDBX's B-tree branch pages, the counterpart of the index and
+    /// filter blocks RocksDB keeps in its own memory through a drop. Data cold, index warm
+    /// on both backends, as on a node that has been running.
     #[arg(long)]
     cold: bool,
+    /// With --cold, leave the index cold too (MDBX's branch pages are not read back;
+    /// RocksDB's index stays in its memory whatever, so this is colder for MDBX).
+    #[arg(long, requires = "cold")]
+    cold_index: bool,
     /// Add this many microseconds (a sleep) to every read that reaches the database,
     /// emulating a drive's latency (NVMe: ~80-100 µs per random 4 KiB read at QD1).
     #[arg(long, default_value_t = 0)]
@@ -254,6 +261,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.import = a.tuning.options(true);
     options.io = IoOptions {
         cold: a.cold,
+        cold_index: a.cold_index,
         read_latency: Duration::from_micros(a.read_latency_us),
         io_threads: a.io_threads,
     };
@@ -268,7 +276,11 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         txs,
         gas as f64 / 1e6,
         a.db,
-        if a.cold { "cold before every block/batch" } else { "warm caches" },
+        match (a.cold, a.cold_index) {
+            (false, _) => "warm caches",
+            (true, false) => "cold before every block/batch (index warm)",
+            (true, true) => "cold before every block/batch (index cold too)",
+        },
         a.read_latency_us,
         a.io_threads,
     );
@@ -281,8 +293,13 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if !result.sweep.is_empty() {
         print!("{}", sweep_table(&result.sweep));
     }
+    let index = match result.index_bytes {
+        Some(bytes) => format!("index warm after each drop ({:.1} MB)", bytes as f64 / 1e6),
+        None if a.cold => "index left cold".to_string(),
+        None => "index warm".to_string(),
+    };
     println!(
-        "I/O: cold {}, page cache dropped by {cache_drop}, {} µs per database read, {} I/O threads",
+        "I/O: cold {}, page cache dropped by {cache_drop}, {index}, {} µs per database read, {} I/O threads",
         a.cold, a.read_latency_us, a.io_threads
     );
     if let Some(path) = &a.json {
@@ -306,6 +323,8 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
                 "read_latency_us": a.read_latency_us,
                 "io_threads": a.io_threads,
                 "cache_drop": cache_drop,
+                "index": if a.cold && a.cold_index { "cold" } else { "warm" },
+                "index_bytes": result.index_bytes,
             },
             "modes": modes,
             "sweep": result.sweep,

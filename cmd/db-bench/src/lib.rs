@@ -28,8 +28,11 @@ pub struct DbBenchOptions {
     pub threads: Vec<usize>,
     /// Seconds of reads per point.
     pub seconds: f64,
-    /// Drop the page cache (and the backend's caches) before each point.
+    /// Drop the page cache (and the backend's caches) before each point, then read the
+    /// database's index back (`KvBackend::warm_index`).
     pub cold: bool,
+    /// With `cold`, do not read the index back.
+    pub cold_index: bool,
     /// Where the databases live; kept (and reused by a later run with the same entries
     /// and sizes). Without it, a temporary directory removed at the end.
     pub datadir: Option<PathBuf>,
@@ -155,6 +158,8 @@ pub struct Params {
     pub seconds: f64,
     /// Page cache dropped before each point.
     pub cold: bool,
+    /// With `cold`: the index left cold (not read back after the drop).
+    pub cold_index: bool,
     /// MDBX read-ahead on.
     pub mdbx_readahead: bool,
     /// MDBX page size asked for (`None`: MDBX's default).
@@ -228,6 +233,7 @@ pub fn run(o: &DbBenchOptions) -> anyhow::Result<Report> {
         value_size: o.value_size,
         seconds: o.seconds,
         cold: o.cold,
+        cold_index: o.cold && o.cold_index,
         mdbx_readahead: o.mdbx.readahead,
         mdbx_page_size: o.mdbx.page_size,
         cores,

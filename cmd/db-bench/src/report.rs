@@ -67,7 +67,11 @@ pub fn text(r: &Report) -> String {
         p.key_size,
         p.value_size,
         p.seconds,
-        if p.cold { "cold (caches dropped before each point)" } else { "warm" },
+        match (p.cold, p.cold_index) {
+            (false, _) => "warm",
+            (true, false) => "cold (caches dropped before each point, index read back)",
+            (true, true) => "cold (caches dropped before each point, index too)",
+        },
         p.cores
     );
     let _ = writeln!(

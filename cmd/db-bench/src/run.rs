@@ -165,6 +165,9 @@ pub(crate) fn read_point(
         db.backend.drop_caches();
         ethrex_storage::os_cache::drop_page_cache(&db.dir)
             .with_context(|| format!("dropping the page cache of {}", db.dir.display()))?;
+        if !o.cold_index {
+            db.backend.warm_index().context("reading the index back")?;
+        }
     }
     let stop = AtomicBool::new(false);
     let start = Barrier::new(threads + 1);

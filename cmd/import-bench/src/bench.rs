@@ -104,8 +104,14 @@ pub fn modes_for(arg: &str) -> anyhow::Result<Vec<Mode>> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IoOptions {
     /// Before every block (or batch): wait for the database writes, empty the store's
-    /// and the backend's caches, and drop the OS page cache of the database files.
+    /// and the backend's caches, drop the OS page cache of the database files, then read
+    /// the database's index back (`Store::warm_index`): cold data behind a warm index,
+    /// as on a node that has been running, on both backends.
     pub cold: bool,
+    /// With `cold`, leave the index cold too: MDBX's branch pages stay evicted (RocksDB
+    /// keeps its index and filter blocks in its own memory either way, so this is colder
+    /// for MDBX than for RocksDB).
+    pub cold_index: bool,
     /// Added to every read that reaches the database (a sleep).
     pub read_latency: Duration,
     /// Threads of the pool the BAL prefetch runs on.
@@ -238,6 +244,8 @@ pub(crate) struct Databases {
     _tmp: Option<tempfile::TempDir>,
     /// How the page cache was last dropped.
     pub(crate) cache_drop: Option<CacheDrop>,
+    /// The database's index in memory after the last drop, in bytes.
+    pub(crate) index_bytes: Option<u64>,
 }
 
 impl Databases {
@@ -302,6 +310,7 @@ impl Databases {
             binary_genesis,
             _tmp: tmp,
             cache_drop: None,
+            index_bytes: None,
         })
     }
 
@@ -341,8 +350,8 @@ impl Databases {
     }
 
     /// Before a block (or batch) of `store`: the wait for its earlier writes (returned,
-    /// it belongs to the whole-run wall clock), then, with `--cold`, every cache emptied
-    /// and the page cache dropped (not timed).
+    /// it belongs to the whole-run wall clock), then, with `--cold`, every cache emptied,
+    /// the page cache dropped and, unless `cold_index`, the index read back (not timed).
     pub(crate) fn prepare(&mut self, store: &Store) -> anyhow::Result<Duration> {
         if !self.io.cold {
             return Ok(Duration::ZERO);
@@ -356,6 +365,9 @@ impl Databases {
             drop_page_cache(&dir)
                 .with_context(|| format!("dropping the page cache of {}", dir.display()))?,
         );
+        if !self.io.cold_index {
+            self.index_bytes = Some(store.warm_index().context("reading the index back")?);
+        }
         Ok(waited)
     }
 }
@@ -636,6 +648,10 @@ pub struct BenchRun {
     pub sweep: Vec<SweepPoint>,
     /// How the page cache was dropped, if it was.
     pub cache_drop: Option<CacheDrop>,
+    /// The database's index in memory after each drop (the last one), in bytes: MDBX's
+    /// branch pages read back, RocksDB's index and filters; `None` when not cold or with
+    /// `cold_index`.
+    pub index_bytes: Option<u64>,
 }
 
 /// Builds the genesis template, then runs the modes (on `threads` workers) and the
@@ -655,5 +671,5 @@ pub fn run(
         Some(sweep) => run_sweep(options, fixture, &mut dbs, sweep)?,
         None => Vec::new(),
     };
-    Ok(BenchRun { modes, sweep, cache_drop: dbs.cache_drop })
+    Ok(BenchRun { modes, sweep, cache_drop: dbs.cache_drop, index_bytes: dbs.index_bytes })
 }

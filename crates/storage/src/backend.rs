@@ -92,6 +92,16 @@ pub trait KvBackend: Send + Sync + 'static {
     /// Empties the backend's own read caches (RocksDB's block cache), so the next reads
     /// go to the files. The OS page cache is not the backend's: see `os_cache`.
     fn drop_caches(&self) {}
+    /// Reads the backend's index into memory and returns its size in bytes: what a
+    /// running node keeps cached while its data is cold, read back after a page-cache
+    /// drop so a cold measurement is cold data behind a warm index on every backend.
+    /// MDBX: every branch page of every B-tree (`mdbx::index`), read. RocksDB keeps its
+    /// index and filter blocks in its table readers' memory, which neither `drop_caches`
+    /// nor a page-cache drop evicts: nothing to read, their size reported. Backends
+    /// without files: nothing.
+    fn warm_index(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
     /// The directory holding the database's files, if it has any.
     fn directory(&self) -> Option<&std::path::Path> {
         None

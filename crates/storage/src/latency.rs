@@ -75,6 +75,10 @@ impl KvBackend for SlowReads {
         self.inner.compact()
     }
 
+    fn warm_index(&self) -> Result<u64, StoreError> {
+        self.inner.warm_index()
+    }
+
     fn directory(&self) -> Option<&Path> {
         self.inner.directory()
     }

@@ -175,6 +175,14 @@ impl Store {
         Ok(())
     }
 
+    /// Reads the database's index back into memory after a page-cache drop, once every
+    /// accepted batch is written (see `KvBackend::warm_index`); returns its size in bytes.
+    pub fn warm_index(&self) -> Result<u64, StoreError> {
+        self.flush()?;
+        let _order = self.write_order.lock();
+        self.backend.warm_index()
+    }
+
     /// Copies the database, every accepted batch included, into `dest` (a new
     /// directory), which `Store::open` can then open as a store of its own.
     pub fn checkpoint(&self, dest: &std::path::Path) -> Result<(), StoreError> {
