@@ -88,7 +88,7 @@ fn invalid(path: &Path, what: String) -> StoreError {
     StoreError::Invalid(format!("reading MDBX's index in {}: {what}", path.display()))
 }
 
-/// A page of the data file, checked to be `pgno` of the type `kind`.
+/// The data file, read a page at a time.
 struct Pages<'a> {
     file: File,
     path: &'a Path,
@@ -102,6 +102,7 @@ impl Pages<'_> {
             .map_err(|e| StoreError::Io(format!("{} page {pgno}", self.path.display()), e))
     }
 
+    /// Reads page `pgno` into `buf`, checking that it is that page and of type `kind`.
     fn read_checked(&self, pgno: u32, kind: u16, buf: &mut [u8]) -> Result<(), StoreError> {
         self.read(pgno, buf)?;
         let (flags, at) = (u16_at(buf, FLAGS_AT) & P_TYPE, u32_at(buf, PGNO_AT));
@@ -114,7 +115,7 @@ impl Pages<'_> {
         Ok(())
     }
 
-    /// The nodes of a branch or leaf page: (offset of the node in the page, header).
+    /// The nodes of a branch or leaf page, each as the rest of the page from its header.
     fn nodes<'b>(&self, page: &'b [u8]) -> Result<Vec<&'b [u8]>, StoreError> {
         let count = u16_at(page, LOWER_AT) as usize / 2;
         (0..count)
