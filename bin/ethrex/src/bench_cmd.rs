@@ -106,7 +106,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = ethrex_import_bench::bench::DEFAULT_IO_THREADS)]
     io_threads: usize,
     /// rocksdb or mdbx. RocksDB is the default: its log-structured writes suit the
-    /// hash-keyed trie nodes a block writes (see the README's benchmark notes).
+    /// hash-keyed trie nodes a block writes (see docs/db-study/README.md).
     #[arg(long, default_value = "rocksdb")]
     db: String,
     /// Keep the databases under this directory (default: a temporary directory).
