@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use ethrex_bal::BalDesign;
+use ethrex_blockchain::Cores;
 use ethrex_import_bench::bench::{load_fixture, modes_for, run, BenchOptions, IoOptions, Mode};
 use ethrex_import_bench::binary::{Reads, StateScheme};
 use ethrex_import_bench::plot::svg;
@@ -258,7 +259,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.datadir = a.datadir;
     options.genesis_db = a.genesis_db;
     options.sleep = Duration::from_millis(a.sleep_ms);
-    options.import = a.tuning.options(true);
+    options.import = a.tuning.options(Cores::Pool);
     options.io = IoOptions {
         cold: a.cold,
         cold_index: a.cold_index,

@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use clap::Args;
+use ethrex_blockchain::Cores;
 use ethrex_ef_tests::{find_fixture_files, report, run_file, CaseResult, Counts, Mode, RunOptions};
 use ethrex_storage::DbKind;
 use rayon::prelude::*;
@@ -37,7 +38,8 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 
 pub(crate) fn run(args: EfTestArgs) -> anyhow::Result<ExitCode> {
     let files = find_fixture_files(&args.paths).map_err(anyhow::Error::msg)?;
-    let options = RunOptions { db: args.db, mode: args.mode, import: args.tuning.options(true) };
+    let options =
+        RunOptions { db: args.db, mode: args.mode, import: args.tuning.options(Cores::Pool) };
     let results: Vec<CaseResult> =
         files.par_iter().flat_map_iter(|f| run_file(f, &options)).collect();
     print!("{}", report(&results));

@@ -4,7 +4,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
-use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
+use ethrex_blockchain::{Blockchain, Cores, ImportOptions, Prefetch, Threshold};
 use ethrex_common::ChainConfig;
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::Node;
@@ -62,10 +62,13 @@ pub(crate) struct ParallelTuning {
 }
 
 impl ParallelTuning {
-    pub(crate) fn options(&self, parallel: bool) -> ImportOptions {
+    pub(crate) fn options(&self, cores: Cores) -> ImportOptions {
         ImportOptions {
-            parallel,
-            parallel_threshold: self.parallel_threshold,
+            cores,
+            threshold: match self.parallel_threshold {
+                Some(min) => Threshold::MinTxs(min),
+                None => Threshold::CostModel,
+            },
             prefetch: if self.bal_warmer { Prefetch::Beside } else { Prefetch::Off },
             parallel_trie: !self.no_bal_parallel_trie,
             schedule: if self.schedule == "block-order" {
@@ -90,7 +93,7 @@ pub(crate) struct ExecArgs {
 
 impl ExecArgs {
     fn options(&self) -> ImportOptions {
-        self.tuning.options(!self.single_threaded)
+        self.tuning.options(if self.single_threaded { Cores::One } else { Cores::Pool })
     }
 }
 

@@ -12,15 +12,21 @@ use crate::sweep::{run_sweep, SweepOptions, SweepPoint};
 use alloy_primitives::B256;
 use anyhow::{bail, Context};
 use ethrex_bal::BalDesign;
+use ethrex_bal::{derive_designs, DesignConsumer};
 use ethrex_blockchain::chain_file::{read_chain, read_genesis};
-use ethrex_blockchain::filler::{init_genesis_filled, StateFiller};
-use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
+use ethrex_blockchain::{
+    Blockchain, Cores, ImportObserver, ImportOptions, ImportOutcome, Prefetch, StateChanges,
+    Threshold,
+};
 use ethrex_common::{BlockWithBal, ChainConfig};
+use ethrex_state_filler::{init_genesis_filled, StateFiller};
 use ethrex_storage::os_cache::{drop_page_cache, CacheDrop};
 use ethrex_storage::KvBackend;
 use ethrex_storage::{DbKind, Store};
 use ethrex_vm::warmer::warm_from_bal;
-use ethrex_vm::{execute_block_parallel, CachingDb, ParallelOutcome, StateSource, StoreDb};
+use ethrex_vm::{
+    run_transactions_parallel, CachingDb, ParallelRun, Schedule, StateSource, StoreDb,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,14 +77,16 @@ impl Mode {
     /// The import options of this mode, from the bench's tuning.
     fn import_options(self, tuning: ImportOptions) -> ImportOptions {
         match self {
-            Mode::Sequential => ImportOptions { parallel: false, ..tuning },
-            // Below the threshold every block executes sequentially, on the pool.
+            Mode::Sequential => ImportOptions { cores: Cores::One, ..tuning },
+            // Every block executes sequentially, on the pool.
             Mode::SequentialPooled => {
-                ImportOptions { parallel: true, parallel_threshold: Some(usize::MAX), ..tuning }
+                ImportOptions { cores: Cores::Pool, threshold: Threshold::Never, ..tuning }
             }
-            Mode::Parallel | Mode::Ceiling => ImportOptions { parallel: true, ..tuning },
+            Mode::Parallel | Mode::Ceiling => ImportOptions { cores: Cores::Pool, ..tuning },
             // The design decides what is read ahead and how the block executes.
-            Mode::Design(_) => ImportOptions { parallel: true, prefetch: Prefetch::Off, ..tuning },
+            Mode::Design(_) => {
+                ImportOptions { cores: Cores::Pool, prefetch: Prefetch::Off, ..tuning }
+            }
         }
     }
 }
@@ -427,8 +435,9 @@ pub(crate) fn run_modes(
         let mut chain = Blockchain::new(store, fixture.config.clone())
             .with_options(mode.import_options(options.import))
             .with_io_pool(io.clone());
-        if binary.is_some() {
-            chain = chain.with_kept_changes();
+        let kept = binary.as_ref().map(|_| Arc::new(KeptChanges::default()));
+        if let Some(kept) = &kept {
+            chain = chain.with_observer(kept.clone());
         }
         let source = match (&binary, options.reads) {
             (Some(state), Reads::Trie) => {
@@ -446,6 +455,7 @@ pub(crate) fn run_modes(
             wall: Duration::ZERO,
             binary,
             source,
+            kept,
         };
         runs.push(run);
     }
@@ -455,7 +465,7 @@ pub(crate) fn run_modes(
             .unwrap(),
     );
     for (number, block) in fixture.blocks.iter().enumerate() {
-        for Run { mode, chain, rows, wall, binary, source } in runs.iter_mut() {
+        for Run { mode, chain, rows, wall, binary, source, kept } in runs.iter_mut() {
             std::thread::sleep(options.sleep);
             *wall += dbs.prepare(&chain.store)?;
             let t = Instant::now();
@@ -466,25 +476,30 @@ pub(crate) fn run_modes(
                 *wall += Duration::from_secs_f64(row.stages.total_ms / 1e3);
                 (row, outcome)
             } else {
-                let outcome = exec
+                let (outcome, check_reads) = exec
                     .install(|| match *mode {
                         Mode::Design(d) => {
                             let k = designs.iter().position(|x| *x == d).unwrap_or_default();
-                            chain.import_block_with_design(block.clone(), d, &derived[number][k])
+                            let consumer = DesignConsumer::new(d, &derived[number][k]);
+                            let outcome = chain.import_block_with(block.clone(), &consumer)?;
+                            Ok((outcome, consumer.check_reads()))
                         }
-                        _ => chain.import_block(block.clone()),
+                        _ => chain.import_block(block.clone()).map(|o| (o, Duration::ZERO)),
                     })
                     .with_context(|| format!("{} mode: block {}", mode.name(), block.number()))?;
                 *wall += t.elapsed();
-                (BlockRow::from_outcome(&outcome), outcome)
+                (BlockRow::from_outcome(&outcome, check_reads), outcome)
             };
             if let Some(binary) = binary {
                 // The binary trie follows the block: its changes applied and committed,
                 // on the mode's pool, timed as a stage of its own.
-                let changes = outcome.changes.as_ref().context("the import kept no changes")?;
+                let changes = kept
+                    .as_ref()
+                    .and_then(|kept| kept.take(outcome.number))
+                    .context("the import kept no changes")?;
                 let t = Instant::now();
                 let root =
-                    exec.install(|| binary.apply(changes, &chain.store)).with_context(|| {
+                    exec.install(|| binary.apply(&changes, &chain.store)).with_context(|| {
                         format!("{} mode: binary trie after block {}", mode.name(), block.number())
                     })?;
                 let took = t.elapsed();
@@ -584,8 +599,7 @@ pub fn derive_and_import(
 ) -> anyhow::Result<Vec<Vec<ethrex_bal::DesignBal>>> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
-        let derived = chain
-            .derive_designs(block, designs)
+        let derived = derive_designs(chain, block, designs)
             .with_context(|| format!("deriving the BAL designs of block {}", block.number()))?;
         out.push(derived);
         chain
@@ -606,6 +620,26 @@ struct Run {
     binary: Option<Arc<BinaryState>>,
     /// Execution's reads through the binary trie (`--reads trie`).
     source: Option<Arc<dyn StateSource>>,
+    /// The executed changes of the block just imported, for the binary trie.
+    kept: Option<Arc<KeptChanges>>,
+}
+
+/// Keeps the executed state changes of the block just imported (`ImportObserver`).
+#[derive(Default)]
+struct KeptChanges(std::sync::Mutex<Option<(u64, StateChanges)>>);
+
+impl KeptChanges {
+    /// Block `number`'s changes, if they are the ones kept.
+    fn take(&self, number: u64) -> Option<StateChanges> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        kept.take().filter(|(n, _)| *n == number).map(|(_, changes)| changes)
+    }
+}
+
+impl ImportObserver for KeptChanges {
+    fn block_imported(&self, outcome: &ImportOutcome, changes: &StateChanges) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some((outcome.number, changes.clone()));
+    }
 }
 
 /// Times parallel execution alone on a fully warmed cache (read from `source`, if given,
@@ -625,11 +659,16 @@ fn ceiling_block(
     );
     warm_from_bal(&cache, bal)?;
     let t = Instant::now();
-    let outcome = execute_block_parallel(&cache, &block.block, &chain.config, bal)?;
+    let run =
+        run_transactions_parallel(&cache, &block.block, &chain.config, bal, Schedule::default())?;
+    let output = match run {
+        ParallelRun::Ran(executed) => executed.commit(&block.block, &chain.config),
+        ParallelRun::BalMismatch(reason) => {
+            bail!("block {}: BAL mismatch in ceiling mode: {reason}", header.number)
+        }
+    };
     let exec = t.elapsed();
-    if let ParallelOutcome::BalMismatch { reason } = outcome {
-        bail!("block {}: BAL mismatch in ceiling mode: {reason}", header.number);
-    }
+    output?;
     let outcome = chain.import_block(block.clone())?;
     let row = BlockRow::ceiling(
         header.number,

@@ -14,10 +14,10 @@ use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use anyhow::Context;
 use ethrex_blockchain::chain_file::{write_bals, write_blocks};
-use ethrex_blockchain::filler::init_genesis_filled;
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, init_genesis, GenesisAccount};
-use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes};
+use ethrex_blockchain::{Blockchain, Cores, ImportOptions, PayloadAttributes};
 use ethrex_common::{Block, BlockBody, BlockWithBal, ChainConfig, Fork, Withdrawal};
+use ethrex_state_filler::init_genesis_filled;
 use ethrex_storage::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -260,7 +260,7 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     // Built blocks are imported through the sequential path: it checks the builder's
     // output with nothing taken from the BAL.
     let chain = Blockchain::new(store.clone(), config.clone())
-        .with_options(ImportOptions { parallel: false, ..ImportOptions::default() });
+        .with_options(ImportOptions { cores: Cores::One, ..ImportOptions::default() });
 
     let progress = ProgressBar::new(options.blocks);
     progress.set_style(

@@ -12,7 +12,7 @@ use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_
 use alloy_primitives::{Address, Bloom, Bytes, B256, U256};
 use anyhow::Context;
 use ethrex_blockchain::genesis::geth_alloc;
-use ethrex_blockchain::{BlockError, Blockchain, ImportOptions};
+use ethrex_blockchain::{BlockError, Blockchain, ImportOptions, Threshold};
 use ethrex_common::{compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -258,7 +258,7 @@ pub fn mutations(
     let alloc = geth_alloc(&fixture.genesis);
     let (store, genesis) = crate::generate::genesis_in_memory(&fixture.genesis, &alloc)?;
     // Both paths see the mutations: the parallel one wherever a BAL is present.
-    let options = ImportOptions { parallel_threshold: Some(0), ..ImportOptions::default() };
+    let options = ImportOptions { threshold: Threshold::MinTxs(0), ..ImportOptions::default() };
     let chain = Blockchain::new(store, fixture.config.clone()).with_options(options);
 
     // Which mutations go before which block.

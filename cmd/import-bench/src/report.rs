@@ -81,8 +81,9 @@ fn ggas(gas: u64, total: Duration) -> f64 {
 }
 
 impl BlockRow {
-    /// The row of a block imported through the pipeline (`persist_ms` filled in later).
-    pub(crate) fn from_outcome(o: &ImportOutcome) -> Self {
+    /// The row of a block imported through the pipeline (`persist_ms` filled in later);
+    /// `check_reads` is a BAL design consumer's check reads (zero for other modes).
+    pub(crate) fn from_outcome(o: &ImportOutcome, check_reads: Duration) -> Self {
         let t = &o.timings;
         Self {
             number: o.number,
@@ -93,7 +94,7 @@ impl BlockRow {
                 total_ms: ms(t.total),
                 recover_ms: ms(t.recover),
                 warmer_ms: ms(t.warmer),
-                check_reads_ms: ms(t.design_check_reads),
+                check_reads_ms: ms(check_reads),
                 exec_ms: ms(t.exec),
                 validate_ms: ms(t.validate),
                 merkle_ms: ms(t.merkle),
@@ -104,7 +105,7 @@ impl BlockRow {
             path: match o.path {
                 ExecutionPath::Parallel => "parallel",
                 ExecutionPath::ParallelBatch => "parallel (mega block)",
-                ExecutionPath::Design(_) => "design",
+                ExecutionPath::Strategy => "design",
                 _ => "sequential",
             },
             root_from_bal: o.root_from_bal,

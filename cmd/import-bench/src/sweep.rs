@@ -9,7 +9,7 @@
 
 use crate::bench::{pool, BenchOptions, Databases, LoadedFixture};
 use anyhow::{bail, Context};
-use ethrex_blockchain::{Blockchain, ExecutionPath, ImportOptions, Prefetch};
+use ethrex_blockchain::{Blockchain, Cores, ExecutionPath, ImportOptions, Prefetch, Threshold};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -87,18 +87,18 @@ impl SweepMode {
 
     fn import_options(self, tuning: ImportOptions, threads: usize) -> ImportOptions {
         match self {
-            SweepMode::Sequential if threads == 1 => ImportOptions { parallel: false, ..tuning },
+            SweepMode::Sequential if threads == 1 => ImportOptions { cores: Cores::One, ..tuning },
             SweepMode::Sequential => ImportOptions {
-                parallel: true,
-                parallel_threshold: Some(usize::MAX),
+                cores: Cores::Pool,
+                threshold: Threshold::Never,
                 prefetch: Prefetch::Off,
                 ..tuning
             },
-            SweepMode::Parallel => ImportOptions { parallel: true, ..tuning },
+            SweepMode::Parallel => ImportOptions { cores: Cores::Pool, ..tuning },
             // A design is measured on every block, whatever the cost model would pick.
             SweepMode::Design(d) => ImportOptions {
-                parallel: true,
-                parallel_threshold: Some(0),
+                cores: Cores::Pool,
+                threshold: Threshold::MinTxs(0),
                 prefetch: d.prefetch(),
                 ..tuning
             },

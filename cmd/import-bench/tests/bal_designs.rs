@@ -5,12 +5,15 @@
 //! leaving the store as it was.
 
 use alloy_primitives::{Address, U256};
-use ethrex_bal::{BalDesign, DesignAccount, DesignBal, DesignBalError, DesignSlot};
-use ethrex_blockchain::filler::init_genesis_filled;
-use ethrex_blockchain::{BlockError, Blockchain, ExecutionPath};
+use ethrex_bal::{
+    derive_designs, design_error, BalDesign, DesignAccount, DesignBal, DesignBalError,
+    DesignConsumer, DesignSlot,
+};
+use ethrex_blockchain::{Blockchain, ExecutionPath};
 use ethrex_common::BlockWithBal;
 use ethrex_import_bench::bench::{load_fixture, BenchOptions, LoadedFixture};
 use ethrex_import_bench::generate::{generate, StressOptions};
+use ethrex_state_filler::init_genesis_filled;
 use ethrex_storage::{DbKind, Store};
 
 fn fixture(dir: &std::path::Path) -> LoadedFixture {
@@ -158,7 +161,7 @@ fn every_design_imports_the_stress_blocks_and_refuses_every_lie() {
         BalDesign::ALL.iter().map(|&d| (d, chain(&fixture))).collect();
     let mut refused = 0;
     for block in &fixture.blocks {
-        let derived = reference.derive_designs(block, &BalDesign::ALL).unwrap();
+        let derived = derive_designs(&reference, block, &BalDesign::ALL).unwrap();
         reference.import_block(block.clone()).unwrap();
         let want = reference.store.head_header().unwrap().unwrap();
         for ((design, chain), given) in chains.iter().zip(&derived) {
@@ -170,13 +173,13 @@ fn every_design_imports_the_stress_blocks_and_refuses_every_lie() {
                 let verdicts: Vec<String> = (0..2)
                     .map(|_| {
                         let error = chain
-                            .import_block_with_design(block.clone(), *design, bytes)
+                            .import_block_with(block.clone(), &DesignConsumer::new(*design, bytes))
                             .map(|_| ())
                             .expect_err(&format!("{design}: '{name}' was accepted"));
-                        match &error {
-                            BlockError::DesignBal(e) => assert_eq!(e.design(), *design, "{name}"),
-                            other => panic!(
-                                "{design}: '{name}' refused with {other:?}, not the design's error"
+                        match design_error(&error) {
+                            Some(e) => assert_eq!(e.design(), *design, "{name}"),
+                            None => panic!(
+                                "{design}: '{name}' refused with {error:?}, not the design's error"
                             ),
                         }
                         assert!(error.is_invalid_block());
@@ -194,10 +197,11 @@ fn every_design_imports_the_stress_blocks_and_refuses_every_lie() {
                 );
                 refused += 1;
             }
+            let encoded = given.encode();
             let outcome = chain
-                .import_block_with_design(block.clone(), *design, &given.encode())
+                .import_block_with(block.clone(), &DesignConsumer::new(*design, &encoded))
                 .unwrap_or_else(|e| panic!("{design}: the true design was refused: {e}"));
-            assert_eq!(outcome.path, ExecutionPath::Design(*design));
+            assert_eq!(outcome.path, ExecutionPath::Strategy);
             let head = chain.store.head_header().unwrap().unwrap();
             assert_eq!(head, want, "{design}: another head than the plain import's");
             assert_eq!(
@@ -223,11 +227,14 @@ fn undecodable_design_bals_are_refused() {
     let block = &fixture.blocks[0];
     for design in BalDesign::ALL {
         for bytes in [&[][..], &[0xc0, 0x00][..], &[0x80][..], &[0xf8, 0xff][..]] {
-            match chain.import_block_with_design(block.clone(), design, bytes) {
-                Err(BlockError::DesignBal(DesignBalError::Rlp { .. }))
-                | Err(BlockError::DesignBal(DesignBalError::NotCanonical { .. })) => {}
-                other => panic!("{design} {bytes:?}: {other:?}"),
+            let outcome =
+                chain.import_block_with(block.clone(), &DesignConsumer::new(design, bytes));
+            let error = outcome.expect_err("an undecodable design BAL was accepted");
+            match design_error(&error) {
+                Some(DesignBalError::Rlp { .. } | DesignBalError::NotCanonical { .. }) => {}
+                _ => panic!("{design} {bytes:?}: {error:?}"),
             }
+            assert!(error.is_invalid_block());
             assert_eq!(chain.store.head().unwrap(), Some(block.block.header.parent_hash));
         }
     }

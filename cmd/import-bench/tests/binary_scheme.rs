@@ -7,12 +7,12 @@
 
 use alloy_primitives::{Address, B256, U256};
 use ethrex_bintrie::{BinaryTrie, MemoryStore, StateSpec};
-use ethrex_blockchain::filler::init_genesis_filled;
 use ethrex_blockchain::Blockchain;
 use ethrex_import_bench::bench::{load_fixture, run, BenchOptions, LoadedFixture, Mode};
 use ethrex_import_bench::binary::{dump, Reads, StateScheme};
 use ethrex_import_bench::generate::{generate, StressOptions};
 use ethrex_import_bench::report::ModeReport;
+use ethrex_state_filler::init_genesis_filled;
 use ethrex_storage::{DbKind, Store};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! being checked against it). Used by the stress-fixture generator, tests, and payload
 //! building.
 
-use crate::error::{BlockError, StorageFault};
+use crate::error::{BlockError, NodeFault, StorageFault};
 use crate::import::{recover_senders, Blockchain};
 use crate::state_root::compute_state_update;
 use crate::validation::ReceiptsCommitment;
@@ -69,9 +69,11 @@ impl Blockchain {
         let parent_hash = self
             .store
             .head()?
-            .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
-        let parent =
-            self.store.header(&parent_hash)?.ok_or(BlockError::UnknownParent(parent_hash))?;
+            .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
+        let parent = self
+            .store
+            .header(&parent_hash)?
+            .ok_or(BlockError::from(NodeFault::UnknownParent(parent_hash)))?;
         let timestamp = attributes.timestamp;
         let fork = self.config.fork_at(timestamp);
         let blob_gas_used = ethrex_common::blob_gas_used(&transactions);
@@ -102,15 +104,9 @@ impl Blockchain {
         let block = Block { header, body: BlockBody { transactions, ommers: vec![], withdrawals } };
         let senders = recover_senders(&block)?;
         let mut recovered = RecoveredBlock { hash: B256::ZERO, block, senders, bal: None };
-        let amsterdam = fork >= Fork::Amsterdam;
         let db = StoreDb::new(self.store.clone(), parent_hash, parent.number);
-        let output = execute_block_sequential(
-            db,
-            &recovered.block,
-            &recovered.senders,
-            &self.config,
-            amsterdam,
-        )?;
+        let output =
+            execute_block_sequential(db, &recovered.block, &recovered.senders, &self.config)?;
 
         let header = &mut recovered.block.header;
         header.gas_used = output.gas_used;

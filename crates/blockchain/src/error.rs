@@ -1,7 +1,7 @@
 //! Why a block was rejected. Every variant names one consensus rule; `ef_exception`
 //! gives the name the EF fixtures use for it (`BlockException.*` / `TransactionException.*`).
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ethrex_vm::error::TxErrorKind;
 use ethrex_vm::ExecutionError;
 use std::sync::Arc;
@@ -35,26 +35,44 @@ impl PartialEq for StorageFault {
 
 impl Eq for StorageFault {}
 
-/// Why a block was not imported: a consensus rule it breaks, or (`is_invalid_block` false)
-/// a fault of the node's own.
+/// Why a block was not imported: either a verdict on the block (`Invalid`) or no verdict
+/// at all (`Fault`: our storage failed, or we lack what judging it needs). The two are
+/// separate types, so every new reason must say which it is; nothing is INVALID by default.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BlockError {
-    // ---- decoding / format ----
-    /// The block does not decode, or its parts are not well formed.
-    #[error("malformed block: {0}")]
-    Malformed(String),
-    /// The block access list breaks its canonical form (order, duplicates, index range).
-    #[error("block access list is malformed: {0}")]
-    BalFormat(String),
+    /// The block breaks a consensus rule: it is INVALID, and so is every descendant.
+    #[error(transparent)]
+    Invalid(#[from] InvalidBlock),
+    /// The block was not judged.
+    #[error(transparent)]
+    Fault(#[from] NodeFault),
+}
 
-    // ---- header against parent ----
+/// Why the block was not judged: the node's own failure, or a parent it cannot execute on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NodeFault {
     /// The parent block is not known.
     #[error("unknown parent {0}")]
     UnknownParent(B256),
     /// The parent is known but its state is not the head's, so the block cannot be
-    /// executed now (not a verdict on the block).
+    /// executed now.
     #[error("parent {0} is not the current head; its state is not available")]
     ParentStateUnavailable(B256),
+    /// The node's storage failed.
+    #[error("storage error: {0}")]
+    Storage(#[source] StorageFault),
+}
+
+/// A consensus rule the block breaks. Every variant names one rule; `ef_exception` gives
+/// the name the EF fixtures use for it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidBlock {
+    // ---- format ----
+    /// The block access list breaks its canonical form (order, duplicates, index range).
+    #[error("block access list is malformed: {0}")]
+    BalFormat(BalFormError),
+
+    // ---- header against parent ----
     /// The number is not the parent's plus one.
     #[error("block number {got} is not parent number + 1 ({expected})")]
     InvalidNumber {
@@ -206,11 +224,11 @@ pub enum BlockError {
     },
     /// The block access list is not the one execution produces.
     #[error("block access list does not match execution: {0}")]
-    BalMismatch(String),
-    /// A BAL design's access list, given to `Blockchain::import_block_with_design`, is
-    /// undecodable, not canonical, or contradicted by execution or the parent state.
-    #[error(transparent)]
-    DesignBal(#[from] ethrex_bal::DesignBalError),
+    BalMismatch(BalMismatch),
+    /// A caller-supplied execution strategy (`crate::ExecutionStrategy`) rejected what
+    /// came with the block, after the block's own checks.
+    #[error("rejected by the execution strategy: {0}")]
+    Strategy(StrategyRejection),
     /// The post-state does not hash to the header's state root.
     #[error("state root mismatch: header {expected}, computed {got}")]
     StateRoot {
@@ -219,56 +237,177 @@ pub enum BlockError {
         /// The computed state root.
         got: B256,
     },
-
-    // ---- not the block's fault ----
-    /// The node's storage failed; the block was not judged.
-    #[error("storage error: {0}")]
-    Storage(#[source] StorageFault),
 }
 
+/// How a block access list breaks its canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BalFormError {
+    /// An EIP-7928 rule on the list's entries (order, duplicates, index range).
+    #[error(transparent)]
+    Entries(#[from] alloy_eips::eip7928::BlockAccessListValidationError),
+    /// The account list is not strictly ascending.
+    #[error(transparent)]
+    AccountOrder(#[from] AccountOrderViolation),
+}
+
+/// The first place where a BAL's account list is not strictly ascending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AccountOrderViolation {
+    /// The same account twice in a row.
+    #[error("account {0} listed twice")]
+    Duplicate(Address),
+    /// An account after a greater one.
+    #[error("account {later} listed after {earlier}")]
+    Descending {
+        /// The account listed first.
+        earlier: Address,
+        /// The smaller account listed after it.
+        later: Address,
+    },
+}
+
+/// How the block's access list differs from the one execution produces.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BalMismatch {
+    /// Execution built no BAL to compare with.
+    #[error("execution built no BAL")]
+    NotBuilt,
+    /// An EIP-7928 rule the list's entries break, in a way only execution can settle
+    /// (an index beyond the block, say).
+    #[error(transparent)]
+    Entries(alloy_eips::eip7928::BlockAccessListValidationError),
+    /// The account list is out of order and names other accounts than execution touched.
+    #[error("{0}; and the accounts listed differ from those execution touched")]
+    OrderAndAccounts(AccountOrderViolation),
+    /// At entry `index`, the header lists another account than execution touched.
+    #[error("entry {index}: header lists account {header}, execution touched {execution}")]
+    Account {
+        /// The entry's position.
+        index: usize,
+        /// The header's account.
+        header: Address,
+        /// Execution's account.
+        execution: Address,
+    },
+    /// The account's changes differ.
+    #[error("account {address}: header {header:?}, execution {execution:?}")]
+    Changes {
+        /// The account.
+        address: Address,
+        /// The header's entry.
+        header: Box<alloy_eips::eip7928::AccountChanges>,
+        /// Execution's entry.
+        execution: Box<alloy_eips::eip7928::AccountChanges>,
+    },
+    /// The header lists an account execution did not touch.
+    #[error("header lists extra account {0}")]
+    Extra(Address),
+    /// Execution touched an account the header does not list.
+    #[error("execution touched unlisted account {0}")]
+    Unlisted(Address),
+}
+
+/// An execution strategy's reason for rejecting a block (its own error, kept whole).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct StrategyRejection(Arc<dyn std::error::Error + Send + Sync>);
+
+impl StrategyRejection {
+    /// Wraps the strategy's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Arc::new(error))
+    }
+
+    /// The strategy's error, to downcast to its own type.
+    pub fn error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl PartialEq for StrategyRejection {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for StrategyRejection {}
+
 impl From<ExecutionError> for BlockError {
-    /// A bad signature is the same rejection wherever the sender was recovered.
+    /// A bad signature is the same rejection wherever the sender was recovered; a failing
+    /// read of the state underneath is no verdict. Matched exhaustively: a new kind of
+    /// execution error must say which it is.
     fn from(e: ExecutionError) -> Self {
         match e {
+            ExecutionError::Database(e) => NodeFault::Storage(StorageFault::new(e)).into(),
             ExecutionError::InvalidSignature { index, reason } => {
-                BlockError::InvalidSignature { index, reason }
+                InvalidBlock::InvalidSignature { index, reason }.into()
             }
-            other => BlockError::Execution(other),
+            e @ (ExecutionError::InvalidTransaction { .. }
+            | ExecutionError::BlockGasOverflow { .. }
+            | ExecutionError::SystemCall { .. }
+            | ExecutionError::SystemContractMissing(_)
+            | ExecutionError::InvalidDepositLayout(_)
+            | ExecutionError::Bal(_)) => InvalidBlock::Execution(e).into(),
         }
     }
 }
 
 impl From<ethrex_storage::StoreError> for BlockError {
     fn from(e: ethrex_storage::StoreError) -> Self {
-        BlockError::Storage(StorageFault::new(e))
+        NodeFault::Storage(StorageFault::new(e)).into()
     }
 }
 
 impl From<ethrex_trie::TrieError> for BlockError {
     fn from(e: ethrex_trie::TrieError) -> Self {
-        BlockError::Storage(StorageFault::new(e))
+        NodeFault::Storage(StorageFault::new(e)).into()
+    }
+}
+
+impl From<StorageFault> for BlockError {
+    fn from(e: StorageFault) -> Self {
+        NodeFault::Storage(e).into()
     }
 }
 
 impl BlockError {
+    /// A storage fault with `message` (an inconsistency the caller found in the store).
+    pub fn storage(message: impl Into<String>) -> Self {
+        NodeFault::Storage(StorageFault::message(message)).into()
+    }
+
     /// True when the block itself breaks a rule (as opposed to our storage failing, or
     /// the parent's state being unavailable).
     pub fn is_invalid_block(&self) -> bool {
-        !matches!(
-            self,
-            BlockError::Storage(_)
-                | BlockError::ParentStateUnavailable(_)
-                | BlockError::UnknownParent(_)
-                | BlockError::Execution(ExecutionError::Database(_))
-        )
+        matches!(self, BlockError::Invalid(_))
+    }
+
+    /// The rule the block breaks, if it was judged invalid.
+    pub fn invalid(&self) -> Option<&InvalidBlock> {
+        match self {
+            BlockError::Invalid(reason) => Some(reason),
+            BlockError::Fault(_) => None,
+        }
     }
 
     /// The EF fixtures' exception name for this rejection.
     pub fn ef_exception(&self) -> &'static str {
-        use BlockError as E;
         match self {
-            E::Malformed(_) | E::BalFormat(_) => "BlockException.INCORRECT_BLOCK_FORMAT",
-            E::UnknownParent(_) | E::ParentStateUnavailable(_) => "BlockException.UNKNOWN_PARENT",
+            BlockError::Invalid(reason) => reason.ef_exception(),
+            BlockError::Fault(
+                NodeFault::UnknownParent(_) | NodeFault::ParentStateUnavailable(_),
+            ) => "BlockException.UNKNOWN_PARENT",
+            BlockError::Fault(NodeFault::Storage(_)) => "BlockException.UNKNOWN",
+        }
+    }
+}
+
+impl InvalidBlock {
+    /// The EF fixtures' exception name for this rejection.
+    pub fn ef_exception(&self) -> &'static str {
+        use InvalidBlock as E;
+        match self {
+            E::BalFormat(_) => "BlockException.INCORRECT_BLOCK_FORMAT",
             E::InvalidNumber { .. } => "BlockException.INVALID_BLOCK_NUMBER",
             E::InvalidTimestamp { .. } => {
                 "BlockException.INVALID_BLOCK_TIMESTAMP_OLDER_THAN_PARENT"
@@ -319,6 +458,7 @@ impl BlockError {
                     "BlockException.INVALID_DEPOSIT_EVENT_LAYOUT"
                 }
                 ExecutionError::Bal(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
+                // Never an invalid block (`From<ExecutionError>` makes it a fault).
                 ExecutionError::Database(_) => "BlockException.UNKNOWN",
                 ExecutionError::InvalidSignature { .. } => {
                     "TransactionException.INVALID_SIGNATURE_VRS"
@@ -328,9 +468,8 @@ impl BlockError {
             E::ReceiptsRoot { .. } => "BlockException.INVALID_RECEIPTS_ROOT",
             E::LogsBloom => "BlockException.INVALID_LOG_BLOOM",
             E::RequestsHash { .. } => "BlockException.INVALID_REQUESTS",
-            E::BalMismatch(_) | E::DesignBal(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
+            E::BalMismatch(_) | E::Strategy(_) => "BlockException.INVALID_BLOCK_ACCESS_LIST",
             E::StateRoot { .. } => "BlockException.INVALID_STATE_ROOT",
-            E::Storage(_) => "BlockException.UNKNOWN",
         }
     }
 }

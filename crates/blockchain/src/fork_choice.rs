@@ -79,7 +79,7 @@ impl Blockchain {
         let head = self
             .store
             .head()?
-            .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+            .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
         if head == new_head {
             return Ok(());
         }
@@ -124,13 +124,13 @@ impl Blockchain {
             let head = self
                 .store
                 .head()?
-                .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+                .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
             if head == ancestor {
                 return Ok(unwound);
             }
             let block =
                 self.find_block(&head, &std::collections::HashMap::new())?.ok_or_else(|| {
-                    BlockError::Storage(StorageFault::message(format!(
+                    BlockError::from(StorageFault::message(format!(
                         "canonical block {head} missing"
                     )))
                 })?;

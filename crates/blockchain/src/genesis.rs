@@ -1,7 +1,7 @@
 //! Initialising a store from a genesis: the allocation becomes the state, the genesis
 //! header becomes block 0 and the head.
 
-use crate::error::{BlockError, StorageFault};
+use crate::error::{BlockError, InvalidBlock, StorageFault};
 use crate::state_root::compute_state_update;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{Block, BlockBody, Header, KECCAK_EMPTY};
@@ -32,7 +32,7 @@ pub fn alloc_state_root(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<B25
 }
 
 /// The allocation as account changes on an empty state, with its code.
-pub(crate) fn alloc_changes(
+pub fn alloc_changes(
     alloc: &BTreeMap<Address, GenesisAccount>,
 ) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
     let mut codes = Vec::new();
@@ -72,7 +72,7 @@ pub fn init_genesis(
     if let Some(existing) = store.genesis_hash()? {
         let hash = header.hash_slow();
         if existing != hash {
-            return Err(BlockError::Storage(StorageFault::message(format!(
+            return Err(BlockError::from(StorageFault::message(format!(
                 "store already holds genesis {existing}, not {hash}: use another data directory"
             ))));
         }
@@ -82,7 +82,7 @@ pub fn init_genesis(
     let (root, update, _) =
         compute_state_update(store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
     if root != header.state_root {
-        return Err(BlockError::StateRoot { expected: header.state_root, got: root });
+        return Err(InvalidBlock::StateRoot { expected: header.state_root, got: root }.into());
     }
     let hash = header.hash_slow();
     let withdrawals = header.withdrawals_root.map(|_| Default::default());

@@ -1,10 +1,10 @@
 #![doc = include_str!("../README.md")]
 
+mod batch;
 pub mod builder;
 pub mod chain_file;
-mod design;
 pub mod error;
-pub mod filler;
+pub mod extension;
 pub mod fork_choice;
 pub mod genesis;
 pub mod import;
@@ -13,10 +13,12 @@ pub mod state_root;
 pub mod system_contracts;
 pub mod validation;
 
+pub use batch::BatchError;
 pub use builder::{BuiltBlock, PayloadAttributes};
-pub use error::{BlockError, StorageFault};
+pub use error::{BlockError, InvalidBlock, NodeFault, StorageFault};
+pub use extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 pub use import::{parallel_pays, PARALLEL_OVERHEAD_GAS};
 pub use import::{
-    BatchError, BlockTimings, Blockchain, ExecutionPath, ImportOptions, ImportOutcome, Prefetch,
-    StateChanges,
+    BlockTimings, Blockchain, Cores, ExecutionPath, ImportOptions, ImportOutcome, Prefetch,
+    StateChanges, Threshold,
 };

@@ -2,7 +2,7 @@
 //! change set. Storage tries of different accounts are independent, so their roots are
 //! computed in parallel; the account trie is updated once they are all known.
 
-use crate::error::{BlockError, StorageFault};
+use crate::error::{BlockError, InvalidBlock, StorageFault};
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_storage::{ChangeSet, StateUpdate, Store};
@@ -49,7 +49,7 @@ where
 {
     fn pre_block_slot(&self, address: &Address, slot: &U256) -> Result<U256, BlockError> {
         use revm::database_interface::DatabaseRef as _;
-        self.storage_ref(*address, *slot).map_err(|e| BlockError::Storage(StorageFault::new(e)))
+        self.storage_ref(*address, *slot).map_err(|e| BlockError::from(StorageFault::new(e)))
     }
 }
 
@@ -194,7 +194,7 @@ where
     DB: revm::database_interface::DatabaseRef + Sync,
     DB::Error: std::error::Error + Send + Sync + 'static,
 {
-    let db_err = |e: DB::Error| BlockError::Storage(StorageFault::new(e));
+    let db_err = |e: DB::Error| BlockError::from(StorageFault::new(e));
     let per_account: Vec<(Option<AccountChange>, Vec<NewCode>)> = bal
         .par_iter()
         .filter(|a| {
@@ -269,7 +269,7 @@ where
 pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
     let head = store
         .head_header()?
-        .ok_or_else(|| BlockError::Storage(StorageFault::message("store has no head")))?;
+        .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
     let accounts = store.all_accounts()?;
     let leaves = accounts
         .par_iter()
@@ -279,7 +279,7 @@ pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
                 slots.iter().map(|(k, v)| (keccak256(k.to_be_bytes::<32>()), alloy_rlp::encode(v))),
             );
             if storage_root != account.storage_root {
-                return Err(BlockError::Storage(StorageFault::message(format!(
+                return Err(BlockError::from(StorageFault::message(format!(
                     "account {address}: storage root {} in its record, {storage_root} from its slots",
                     account.storage_root
                 ))));
@@ -289,7 +289,7 @@ pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
         .collect::<Result<Vec<_>, BlockError>>()?;
     let root = ethrex_trie::root_from_scratch(leaves);
     if root != head.state_root {
-        return Err(BlockError::StateRoot { expected: head.state_root, got: root });
+        return Err(InvalidBlock::StateRoot { expected: head.state_root, got: root }.into());
     }
     Ok(root)
 }

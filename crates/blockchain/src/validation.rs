@@ -2,7 +2,7 @@
 //! shape of the block-level access list (before execution), and what execution produced
 //! against what the header commits to (after it).
 
-use crate::error::BlockError;
+use crate::error::{AccountOrderViolation, BalFormError, BalMismatch, InvalidBlock};
 use alloy_consensus::proofs::{
     calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root,
 };
@@ -19,15 +19,15 @@ use ethrex_vm::BlockExecutionOutput;
 const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
 const MIN_GAS_LIMIT: u64 = 5000;
 
-fn require(present: bool, expected: bool, field: &'static str) -> Result<(), BlockError> {
+fn require(present: bool, expected: bool, field: &'static str) -> Result<(), InvalidBlock> {
     if present != expected {
-        return Err(BlockError::HeaderFieldMismatch(field));
+        return Err(InvalidBlock::HeaderFieldMismatch(field));
     }
     Ok(())
 }
 
 /// Header fields that each fork adds must be present exactly from that fork on.
-pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(), BlockError> {
+pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(), InvalidBlock> {
     let fork = config.fork_at(header.timestamp);
     require(header.base_fee_per_gas.is_some(), true, "baseFeePerGas")?;
     require(header.withdrawals_root.is_some(), fork >= Fork::Shanghai, "withdrawalsRoot")?;
@@ -46,13 +46,13 @@ pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(
     )?;
     require(header.slot_number.is_some(), fork >= Fork::Amsterdam, "slotNumber")?;
     if header.extra_data.len() > 32 {
-        return Err(BlockError::ExtraDataTooLong(header.extra_data.len()));
+        return Err(InvalidBlock::ExtraDataTooLong(header.extra_data.len()));
     }
     if !header.difficulty.is_zero()
         || !header.nonce.is_zero()
         || header.ommers_hash != EMPTY_OMMER_ROOT_HASH
     {
-        return Err(BlockError::InvalidPowFields);
+        return Err(InvalidBlock::InvalidPowFields);
     }
     Ok(())
 }
@@ -63,57 +63,63 @@ pub fn validate_header_against_parent(
     config: &ChainConfig,
     header: &Header,
     parent: &Header,
-) -> Result<(), BlockError> {
+) -> Result<(), InvalidBlock> {
     validate_header_fields(config, header)?;
     if header.number != parent.number + 1 {
-        return Err(BlockError::InvalidNumber { expected: parent.number + 1, got: header.number });
+        return Err(InvalidBlock::InvalidNumber {
+            expected: parent.number + 1,
+            got: header.number,
+        });
     }
     if header.timestamp <= parent.timestamp {
-        return Err(BlockError::InvalidTimestamp {
+        return Err(InvalidBlock::InvalidTimestamp {
             parent: parent.timestamp,
             got: header.timestamp,
         });
     }
     let bound = parent.gas_limit / GAS_LIMIT_BOUND_DIVISOR;
     if header.gas_limit.abs_diff(parent.gas_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
-        return Err(BlockError::InvalidGasLimit {
+        return Err(InvalidBlock::InvalidGasLimit {
             parent: parent.gas_limit,
             got: header.gas_limit,
         });
     }
     if header.gas_used > header.gas_limit {
-        return Err(BlockError::GasUsedOverLimit {
+        return Err(InvalidBlock::GasUsedOverLimit {
             used: header.gas_used,
             limit: header.gas_limit,
         });
     }
     let expected_base_fee = parent
         .next_block_base_fee(BaseFeeParams::ethereum())
-        .ok_or(BlockError::HeaderFieldMismatch("parent baseFeePerGas"))?;
+        .ok_or(InvalidBlock::HeaderFieldMismatch("parent baseFeePerGas"))?;
     if header.base_fee_per_gas != Some(expected_base_fee) {
-        return Err(BlockError::InvalidBaseFee {
+        return Err(InvalidBlock::InvalidBaseFee {
             expected: expected_base_fee,
             got: header.base_fee_per_gas,
         });
     }
     if let Some(expected) = config.next_excess_blob_gas(parent, header.timestamp) {
         if header.excess_blob_gas != Some(expected) {
-            return Err(BlockError::InvalidExcessBlobGas { expected, got: header.excess_blob_gas });
+            return Err(InvalidBlock::InvalidExcessBlobGas {
+                expected,
+                got: header.excess_blob_gas,
+            });
         }
     }
     Ok(())
 }
 
 /// The body must be the one the header commits to.
-pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockError> {
+pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), InvalidBlock> {
     let header = &block.header;
     let body = &block.body;
     if !body.ommers.is_empty() {
-        return Err(BlockError::InvalidPowFields);
+        return Err(InvalidBlock::InvalidPowFields);
     }
     let tx_root = calculate_transaction_root(&body.transactions);
     if tx_root != header.transactions_root {
-        return Err(BlockError::TransactionsRoot {
+        return Err(InvalidBlock::TransactionsRoot {
             expected: header.transactions_root,
             got: tx_root,
         });
@@ -122,20 +128,20 @@ pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockErr
         (Some(w), Some(expected)) => {
             let got = calculate_withdrawals_root(w);
             if got != expected {
-                return Err(BlockError::WithdrawalsRoot { expected, got });
+                return Err(InvalidBlock::WithdrawalsRoot { expected, got });
             }
         }
         (None, None) => {}
-        _ => return Err(BlockError::HeaderFieldMismatch("withdrawals")),
+        _ => return Err(InvalidBlock::HeaderFieldMismatch("withdrawals")),
     }
     if let Some(params) = config.blob_params_at(header.timestamp) {
         let blob_gas = blob_gas_used(&body.transactions);
         let max = params.max_blob_gas_per_block();
         if blob_gas > max {
-            return Err(BlockError::BlobGasOverMax(blob_gas, max));
+            return Err(InvalidBlock::BlobGasOverMax(blob_gas, max));
         }
         if header.blob_gas_used != Some(blob_gas) {
-            return Err(BlockError::BlobGasUsed {
+            return Err(InvalidBlock::BlobGasUsed {
                 expected: header.blob_gas_used.unwrap_or_default(),
                 got: blob_gas,
             });
@@ -144,26 +150,26 @@ pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), BlockErr
     Ok(())
 }
 
-/// Why the account list of a BAL is not in canonical order (strictly ascending
+/// Where the account list of a BAL is not in canonical order (strictly ascending
 /// addresses), or `None` when it is.
-pub fn account_order_violation(bal: &BlockAccessList) -> Option<String> {
+pub fn account_order_violation(bal: &BlockAccessList) -> Option<AccountOrderViolation> {
     bal.windows(2).find(|w| w[0].address >= w[1].address).map(|w| {
         if w[0].address == w[1].address {
-            format!("account {} listed twice", w[1].address)
+            AccountOrderViolation::Duplicate(w[1].address)
         } else {
-            format!("account {} listed after {}", w[1].address, w[0].address)
+            AccountOrderViolation::Descending { earlier: w[0].address, later: w[1].address }
         }
     })
 }
 
 /// The BAL is the one the header commits to.
-pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), BlockError> {
+pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), InvalidBlock> {
     let expected = header
         .block_access_list_hash
-        .ok_or(BlockError::HeaderFieldMismatch("blockAccessListHash"))?;
+        .ok_or(InvalidBlock::HeaderFieldMismatch("blockAccessListHash"))?;
     let got = compute_block_access_list_hash(bal);
     if got != expected {
-        return Err(BlockError::BalHashMismatch { expected, got });
+        return Err(InvalidBlock::BalHashMismatch { expected, got });
     }
     Ok(())
 }
@@ -180,10 +186,10 @@ pub fn validate_bal_form(
     header: &Header,
     bal: &BlockAccessList,
     tx_count: usize,
-) -> Result<(), BlockError> {
+) -> Result<(), InvalidBlock> {
     let items = alloy_eips::eip7928::total_bal_items(bal);
     if items.saturating_mul(ITEM_COST as u64) > header.gas_limit {
-        return Err(BlockError::BalTooLarge { items, gas_limit: header.gas_limit });
+        return Err(InvalidBlock::BalTooLarge { items, gas_limit: header.gas_limit });
     }
     let mut per_account: BlockAccessList;
     let checked = if account_order_violation(bal).is_some() {
@@ -198,9 +204,9 @@ pub fn validate_bal_form(
         return Err(match e {
             BlockAccessListValidationError::DuplicateAccount { .. }
             | BlockAccessListValidationError::AccountsOutOfOrder { .. } => {
-                BlockError::BalFormat(e.to_string())
+                InvalidBlock::BalFormat(BalFormError::Entries(e))
             }
-            other => BlockError::BalMismatch(other.to_string()),
+            other => InvalidBlock::BalMismatch(BalMismatch::Entries(other)),
         });
     }
     Ok(())
@@ -224,28 +230,26 @@ impl ReceiptsCommitment {
     }
 }
 
-/// Where two access lists first differ, for the rejection message.
-fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> String {
-    for (i, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
+/// Where two access lists first differ, for the rejection.
+fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> BalMismatch {
+    for (index, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
         if e != g {
             return if e.address != g.address {
-                format!(
-                    "entry {i}: header lists account {}, execution touched {}",
-                    e.address, g.address
-                )
+                BalMismatch::Account { index, header: e.address, execution: g.address }
             } else {
-                format!("account {}: header {:?}, execution {:?}", e.address, e, g)
+                BalMismatch::Changes {
+                    address: e.address,
+                    header: Box::new(e.clone()),
+                    execution: Box::new(g.clone()),
+                }
             };
         }
     }
-    match expected.len().cmp(&got.len()) {
-        std::cmp::Ordering::Greater => {
-            format!("header lists extra account {}", expected[got.len()].address)
-        }
-        std::cmp::Ordering::Less => {
-            format!("execution touched unlisted account {}", got[expected.len()].address)
-        }
-        std::cmp::Ordering::Equal => "lists differ".to_string(),
+    match (expected.get(got.len()), got.get(expected.len())) {
+        (Some(extra), _) => BalMismatch::Extra(extra.address),
+        (_, Some(unlisted)) => BalMismatch::Unlisted(unlisted.address),
+        // Only lists that differ are compared; equal ones name no account.
+        (None, None) => BalMismatch::NotBuilt,
     }
 }
 
@@ -256,46 +260,41 @@ pub fn validate_execution_output(
     block: &RecoveredBlock,
     output: &BlockExecutionOutput,
     receipts: &ReceiptsCommitment,
-) -> Result<(), BlockError> {
+) -> Result<(), InvalidBlock> {
     let header = &block.block.header;
     if output.gas_used != header.gas_used {
-        return Err(BlockError::GasUsed { expected: header.gas_used, got: output.gas_used });
+        return Err(InvalidBlock::GasUsed { expected: header.gas_used, got: output.gas_used });
     }
     if receipts.root != header.receipts_root {
-        return Err(BlockError::ReceiptsRoot {
+        return Err(InvalidBlock::ReceiptsRoot {
             expected: header.receipts_root,
             got: receipts.root,
         });
     }
     if receipts.bloom != header.logs_bloom {
-        return Err(BlockError::LogsBloom);
+        return Err(InvalidBlock::LogsBloom);
     }
     if config.fork_at(header.timestamp) >= Fork::Prague {
         let got = output.requests.as_ref().map(|r| r.requests_hash()).unwrap_or_default();
         if header.requests_hash != Some(got) {
-            return Err(BlockError::RequestsHash { expected: header.requests_hash, got });
+            return Err(InvalidBlock::RequestsHash { expected: header.requests_hash, got });
         }
     }
     if let Some(expected) = &block.bal {
-        let got = output
-            .bal
-            .as_ref()
-            .ok_or_else(|| BlockError::BalMismatch("execution built no BAL".into()))?;
+        let got = output.bal.as_ref().ok_or(InvalidBlock::BalMismatch(BalMismatch::NotBuilt))?;
         if let Some(violation) = account_order_violation(expected) {
             let mut named: Vec<Address> = expected.iter().map(|a| a.address).collect();
             named.sort_unstable();
             named.dedup();
             let touched: Vec<Address> = got.iter().map(|a| a.address).collect();
             return Err(if named == touched {
-                BlockError::BalFormat(violation)
+                InvalidBlock::BalFormat(BalFormError::AccountOrder(violation))
             } else {
-                BlockError::BalMismatch(format!(
-                    "{violation}; and the accounts listed differ from those execution touched"
-                ))
+                InvalidBlock::BalMismatch(BalMismatch::OrderAndAccounts(violation))
             });
         }
         if got != expected {
-            return Err(BlockError::BalMismatch(first_bal_difference(expected, got)));
+            return Err(InvalidBlock::BalMismatch(first_bal_difference(expected, got)));
         }
     }
     Ok(())

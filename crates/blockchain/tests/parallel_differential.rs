@@ -11,7 +11,7 @@ mod common;
 use alloy_eips::eip7928::{AccountChanges, BlockAccessIndex};
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
 use common::*;
-use ethrex_blockchain::{BlockError, Blockchain, ExecutionPath, ImportOutcome};
+use ethrex_blockchain::{BlockError, Blockchain, Cores, ExecutionPath, ImportOutcome};
 use ethrex_common::{compute_block_access_list_hash, AccountState, BlockAccessList, BlockWithBal};
 use ethrex_storage::{DbKind, Store};
 use std::collections::BTreeMap;
@@ -251,7 +251,7 @@ fn import_all(
         .iter()
         .map(|block| {
             let outcome = importer.import_block(block.clone()).expect("valid block");
-            if options.parallel {
+            if options.cores == Cores::Pool {
                 assert_eq!(outcome.path, ExecutionPath::Parallel);
             }
             block_record(&store, &block.hash())

@@ -5,7 +5,7 @@ use crate::fixture::{not_a_blockchain_test, BlockchainTest, FixtureAccount, Fixt
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_rlp::Decodable;
 use ethrex_blockchain::genesis::{init_genesis, GenesisAccount};
-use ethrex_blockchain::{Blockchain, ImportOptions, Prefetch};
+use ethrex_blockchain::{Blockchain, Cores, ImportOptions, Prefetch, Threshold};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork};
 use ethrex_storage::{DbKind, Store};
 use std::collections::BTreeMap;
@@ -50,7 +50,7 @@ impl RunOptions {
     /// path (threshold 0), the warmer on.
     pub fn new(db: DbKind, mode: Mode) -> Self {
         let import = ImportOptions {
-            parallel_threshold: Some(0),
+            threshold: Threshold::MinTxs(0),
             prefetch: Prefetch::Beside,
             ..ImportOptions::default()
         };
@@ -58,7 +58,8 @@ impl RunOptions {
     }
 
     fn import_options(&self, parallel: bool) -> ImportOptions {
-        ImportOptions { parallel, ..self.import }
+        let cores = if parallel { Cores::Pool } else { Cores::One };
+        ImportOptions { cores, ..self.import }
     }
 }
 

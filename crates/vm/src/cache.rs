@@ -55,9 +55,9 @@ impl<DB> CachingDb<DB> {
         }
     }
 
-    /// Puts an account's pre-block value in the cache, as a BAL design that carries it
-    /// gives it, so that no read of it reaches the database. The caller answers for the
-    /// value: it must be checked against the parent state before the block is accepted.
+    /// Puts an account's pre-block value in the cache, so that no read of it reaches the
+    /// database. The caller answers for the value: it must be checked against the parent
+    /// state before the block is accepted.
     pub fn seed_account(&self, address: Address, info: Option<AccountInfo>) {
         self.accounts.insert(address, info);
     }

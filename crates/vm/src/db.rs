@@ -25,9 +25,9 @@ pub enum StoreDbError {
 }
 
 /// Where a [`StoreDb`] reads the parent's accounts and storage when not from the store's
-/// flat tables (`StoreDb::with_source`): e.g. a research state commitment such as the
-/// binary trie, read instead of the flat state. Code and block hashes still come from
-/// the store. It must hold exactly the parent's state.
+/// flat tables (`StoreDb::with_source`): another state commitment read instead of the
+/// flat state. Code and block hashes still come from the store. It must hold exactly the
+/// parent's state.
 pub trait StateSource: Send + Sync {
     /// The account's `(nonce, balance, code_hash)`, `None` if it does not exist.
     fn account(&self, address: &Address) -> Result<Option<(u64, U256, B256)>, StoreDbError>;

@@ -29,8 +29,8 @@ pub use db::{StateSource, StoreDb, StoreDbError};
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput, TxAccess};
 pub use parallel::{
-    execute_block_parallel, run_transactions_parallel, run_transactions_parallel_on,
-    ExecutedTransactions, ParallelOutcome, ParallelRun, PreTxValues, Schedule, TxPreState,
+    run_transactions_parallel, run_transactions_parallel_on, BalUnusable, ExecutedTransactions,
+    ParallelRun, Schedule, TxOverlay, TxPreState, UnlistedReads,
 };
-pub use senders::{recover_sender, recover_senders};
+pub use senders::{recover_sender, recover_senders, Recovery};
 pub use sequential::{execute_block_sequential, execute_block_sequential_recording};

@@ -74,16 +74,16 @@ pub(crate) fn build_receipt(
 }
 
 /// The output of a block whose every stage has been committed into `state`: the BAL
-/// its builder recorded (with `build_bal`) and the state changes, with the receipts,
+/// its builder recorded (if one was installed) and the state changes, with the receipts,
 /// gas and requests computed along the way.
 pub(crate) fn finish<DB: revm::Database>(
     mut state: State<DB>,
-    build_bal: bool,
     receipts: Vec<Receipt>,
     gas_used: u64,
     requests: Option<Requests>,
 ) -> BlockExecutionOutput {
-    let bal = if build_bal { state.take_built_alloy_bal() } else { None };
+    // `None` when the state built no BAL (before Amsterdam).
+    let bal = state.take_built_alloy_bal();
     state.merge_transitions(BundleRetention::PlainState);
     let (accounts, codes) = changes_from_bundle(state.take_bundle());
     BlockExecutionOutput {

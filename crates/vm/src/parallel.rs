@@ -17,7 +17,7 @@
 //! exact pre-state, so the first failure in block order (invalid transaction or block
 //! gas overflow) is the same failure the sequential path finds. Whenever the header BAL
 //! cannot be trusted that far, the caller must let the sequential path decide
-//! (`ParallelOutcome::BalMismatch`): when it does not have the canonical form both
+//! (`ParallelRun::BalMismatch`): when it does not have the canonical form both
 //! readings of it rely on (`bal_index::parallel_form_violation`), when revm cannot load
 //! it (a code change that is not valid bytecode, such as a malformed EIP-7702
 //! designator), when a transaction reads state it does not list, or when some writes
@@ -33,7 +33,7 @@ use crate::error::{transaction_error, DatabaseError, ExecutionError, HeaderBalEr
 use crate::evm::EvmConfig;
 use crate::gas::GasCounter;
 use crate::output::{access_of, build_receipt, finish, BlockExecutionOutput, TxAccess};
-use crate::senders::{recover_sender, recover_senders};
+use crate::senders::{recover_sender, recover_senders, Recovery};
 use crate::system::{run_post_block, run_pre_block};
 use alloy_consensus::{Transaction as _, Typed2718};
 use alloy_primitives::{Address, B256, U256};
@@ -48,24 +48,6 @@ use revm::{DatabaseCommit, ExecuteEvm};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// What the parallel path concluded.
-#[derive(Debug)]
-pub enum ParallelOutcome {
-    /// Executed; the output's BAL is the one execution produced (compare it with the header).
-    Executed {
-        /// The block's output, receipts included.
-        output: BlockExecutionOutput,
-        /// The transactions' senders, in block order.
-        senders: Vec<Address>,
-    },
-    /// The header BAL cannot drive parallel execution (malformed, or contradicted by
-    /// execution); the verdict must come from sequential execution.
-    BalMismatch {
-        /// Why, for logs: the first problem found.
-        reason: String,
-    },
-}
-
 /// One transaction's result, computed on a worker.
 struct TxRun {
     sender: Address,
@@ -73,32 +55,39 @@ struct TxRun {
     /// in block order) and the state changes.
     result: Result<(ResultGas, Receipt, EvmState), ExecutionError>,
     /// First disagreement between this transaction's run and the header BAL.
-    bal_mismatch: Option<String>,
+    bal_mismatch: Option<BalUnusable>,
     /// What it accessed (recorded on the per-transaction path only).
     access: Option<TxAccess>,
 }
 
-/// Where each transaction's pre-state comes from on the parallel path.
+/// Where each transaction's pre-state comes from on the parallel path
+/// (`run_transactions_parallel_on`; `run_transactions_parallel` is the header BAL's case).
 #[derive(Clone, Copy)]
 pub enum TxPreState<'b> {
     /// An EIP-7928 BAL: the pre-block state plus the BAL's writes at lower indices, every
-    /// transaction's writes checked against the BAL's. With `fallback`, reads of state the
-    /// BAL does not list go to the database (a BAL that carries diffs only: the
-    /// parallel-I/O design); without it they are the BAL's fault.
+    /// transaction's writes checked against the BAL's.
     Bal {
         /// The BAL.
         bal: &'b BlockAccessList,
-        /// Read state the BAL does not list from the database.
-        fallback: bool,
+        /// What a read of state the BAL does not list is.
+        unlisted: UnlistedReads,
     },
-    /// Values given per transaction (the Type 6 BAL design); what they do not give is
-    /// read from the database. Nothing checks them here: the caller compares the values
-    /// with what the block's execution in block order implies.
-    PerTx(&'b dyn PreTxValues),
+    /// An overlay the caller gives per transaction over the pre-block state. Nothing
+    /// checks it here: the caller must check the execution's outcome itself.
+    Overlay(&'b dyn TxOverlay),
 }
 
-/// The state each transaction starts from, as far as it is given (Type 6 BAL design).
-pub trait PreTxValues: Sync {
+/// What a transaction's read of state its BAL does not list is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnlistedReads {
+    /// The BAL's fault (EIP-7928: a BAL lists everything a block reads).
+    Mismatch,
+    /// Read from the database (a BAL that carries writes only).
+    FromDatabase,
+}
+
+/// The state each transaction starts from, as far as an overlay gives it.
+pub trait TxOverlay: Sync {
     /// The account as the transaction at block access index `index` finds it:
     /// `Some(None)` when it does not exist, `None` when not given. An `AccountInfo` may
     /// carry its code (code the block itself deployed, which the store does not hold).
@@ -110,7 +99,7 @@ pub trait PreTxValues: Sync {
 /// The database as one transaction of the per-transaction path sees it.
 struct PreTxView<'a, DB> {
     db: &'a DB,
-    values: &'a dyn PreTxValues,
+    values: &'a dyn TxOverlay,
     index: u64,
 }
 
@@ -143,7 +132,7 @@ impl<DB: DatabaseRef> DatabaseRef for PreTxView<'_, DB> {
 /// Where the workers' transactions read their pre-state.
 enum Source<'b> {
     Bal { bal: Arc<Bal>, header_writes: Vec<IndexWrites>, fallback: bool },
-    PerTx(&'b dyn PreTxValues),
+    Overlay(&'b dyn TxOverlay),
 }
 
 /// What every worker shares: the block's EVM configuration and the header BAL, in
@@ -161,7 +150,7 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
             Source::Bal { bal, header_writes, fallback } => {
                 self.run_on_bal(index, tx, sender, bal, header_writes, *fallback)
             }
-            Source::PerTx(values) => self.run_per_tx(index, tx, sender, *values),
+            Source::Overlay(values) => self.run_per_tx(index, tx, sender, *values),
         }
     }
 
@@ -171,7 +160,7 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
         index: usize,
         tx: &Transaction,
         sender: Address,
-        values: &dyn PreTxValues,
+        values: &dyn TxOverlay,
     ) -> TxRun {
         let view = PreTxView { db: self.db, values, index: index as u64 + 1 };
         let mut state = State::builder().with_database(WrapDatabaseRef(&view)).build();
@@ -222,9 +211,11 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
                 // the transaction's; a failing read of the state underneath is retried by
                 // the sequential path, which then decides.
                 let bal_mismatch = match &error {
-                    ExecutionError::Bal(e) => Some(format!("index {bal_index}: {e}")),
+                    ExecutionError::Bal(e) => {
+                        Some(BalUnusable::Read { index: bal_index, error: e.clone() })
+                    }
                     ExecutionError::Database(e) => {
-                        Some(format!("index {bal_index}: reading the state failed: {e}"))
+                        Some(BalUnusable::StateRead { index: bal_index, error: e.clone() })
                     }
                     _ => None,
                 };
@@ -236,7 +227,8 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
                     .take_built_alloy_bal()
                     .map(|partial| writes_at_index(&partial, bal_index as u64))
                     .unwrap_or_default();
-                let bal_mismatch = diff_writes(bal_index, &header_writes[bal_index], &produced);
+                let bal_mismatch = diff_writes(bal_index, &header_writes[bal_index], &produced)
+                    .map(BalUnusable::Writes);
                 let gas = *r.result.gas();
                 let success = r.result.is_success();
                 let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
@@ -316,16 +308,15 @@ where
 fn prepare_bal(
     bal: &BlockAccessList,
     indices: usize,
-) -> Result<(Arc<Bal>, Vec<IndexWrites>), String> {
+) -> Result<(Arc<Bal>, Vec<IndexWrites>), BalUnusable> {
     let (violation, (revm_bal, header_writes)) = rayon::join(
         || parallel_form_violation(bal, indices),
         || rayon::join(|| Bal::try_from(bal.clone()), || writes_by_index(bal, indices)),
     );
     if let Some(violation) = violation {
-        return Err(format!("header BAL not in canonical form: {violation}"));
+        return Err(BalUnusable::NotCanonical(violation));
     }
-    let revm_bal = revm_bal
-        .map_err(|e| format!("header BAL cannot be loaded: {}", HeaderBalError::Code(e)))?;
+    let revm_bal = revm_bal.map_err(|e| BalUnusable::Load(HeaderBalError::Code(e)))?;
     Ok((Arc::new(revm_bal), header_writes))
 }
 
@@ -349,44 +340,58 @@ pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
     pub tx_accesses: Vec<TxAccess>,
 }
 
-/// What the transaction phase of the parallel path concluded.
+/// What the parallel path concluded.
 // Returned once per block and unpacked at once: boxing the large variant would only add
 // an allocation.
 #[allow(clippy::large_enum_variant)]
 pub enum ParallelRun<'a, DB: DatabaseRef> {
-    /// Every transaction ran, and agreed with the header BAL; the changes await `commit`.
+    /// Every transaction ran, and agreed with the header BAL; the changes await
+    /// `ExecutedTransactions::commit`.
     Ran(ExecutedTransactions<'a, DB>),
-    /// As `ParallelOutcome::BalMismatch`.
-    BalMismatch {
-        /// Why, for logs: the first problem found.
-        reason: String,
+    /// The header BAL cannot drive parallel execution (malformed, or contradicted by
+    /// execution); the verdict must come from sequential execution. Why, for logs: the
+    /// first problem found.
+    BalMismatch(BalUnusable),
+}
+
+/// Why a header BAL cannot drive parallel execution (the sequential path then decides).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BalUnusable {
+    /// It is not in the canonical form the parallel path's indexes rely on.
+    #[error("header BAL not in canonical form: {0}")]
+    NotCanonical(String),
+    /// revm cannot load it.
+    #[error("header BAL cannot be loaded: {0}")]
+    Load(HeaderBalError),
+    /// The writes at an index differ from what execution wrote there.
+    #[error("{0}")]
+    Writes(String),
+    /// The transaction at `index` read state the BAL does not list, or a code change
+    /// did not decode.
+    #[error("index {index}: {error}")]
+    Read {
+        /// The transaction's block access index.
+        index: usize,
+        /// What revm reported.
+        error: HeaderBalError,
     },
+    /// Reading the state underneath failed (retried by the sequential path).
+    #[error("index {index}: reading the state failed: {error}")]
+    StateRead {
+        /// The transaction's block access index.
+        index: usize,
+        /// The store's error.
+        error: DatabaseError,
+    },
+    /// The BAL was not prepared for the workers.
+    #[error("the header BAL was not prepared")]
+    NotPrepared,
 }
 
-/// Executes `block` with its transactions in parallel, reading through `db` (the shared
-/// cache over the parent's state) and the header `bal`.
-pub fn execute_block_parallel<DB>(
-    db: &DB,
-    block: &Block,
-    config: &ChainConfig,
-    bal: &BlockAccessList,
-) -> Result<ParallelOutcome, ExecutionError>
-where
-    DB: DatabaseRef + Sync,
-{
-    match run_transactions_parallel(db, block, config, bal, Schedule::default())? {
-        ParallelRun::BalMismatch { reason } => Ok(ParallelOutcome::BalMismatch { reason }),
-        ParallelRun::Ran(mut executed) => {
-            let senders = std::mem::take(&mut executed.senders);
-            let output = executed.commit(block, config)?;
-            Ok(ParallelOutcome::Executed { output, senders })
-        }
-    }
-}
-
-/// The first phase of `execute_block_parallel`: pre-block system calls, every
-/// transaction on the pool (taken in `schedule`'s order), and the verdicts in block
-/// order. Nothing is committed yet.
+/// Runs `block`'s transactions in parallel, reading through `db` (the shared cache over
+/// the parent's state) and the header `bal`: pre-block system calls, every transaction
+/// on the pool (taken in `schedule`'s order), and the verdicts in block order. Nothing is
+/// committed yet (`ExecutedTransactions::commit`).
 pub fn run_transactions_parallel<'a, DB>(
     db: &'a DB,
     block: &Block,
@@ -401,14 +406,14 @@ where
         db,
         block,
         config,
-        TxPreState::Bal { bal, fallback: false },
+        TxPreState::Bal { bal, unlisted: UnlistedReads::Mismatch },
         schedule,
     )
 }
 
 /// As `run_transactions_parallel`, with each transaction's pre-state from `pre`: an
-/// EIP-7928 BAL (with or without reads of what it does not list), or values given per
-/// transaction. On the per-transaction path nothing is checked against a BAL
+/// EIP-7928 BAL (with or without reads of what it does not list), or an overlay per
+/// transaction. With an overlay nothing is checked against a BAL
 /// (`ParallelRun::BalMismatch` does not occur) and the accesses are recorded.
 pub fn run_transactions_parallel_on<'a, DB>(
     db: &'a DB,
@@ -430,10 +435,11 @@ where
     let t_setup = std::time::Instant::now();
     let (prepared, pre_block) = rayon::join(
         || match pre {
-            TxPreState::Bal { bal, fallback } => {
+            TxPreState::Bal { bal, unlisted } => {
+                let fallback = unlisted == UnlistedReads::FromDatabase;
                 prepare_bal(bal, txs.len() + 2).map(|p| Some((p, fallback)))
             }
-            TxPreState::PerTx(_) => Ok(None),
+            TxPreState::Overlay(_) => Ok(None),
         },
         || {
             let mut state = State::builder()
@@ -448,10 +454,10 @@ where
     let state = match pre_block {
         Ok(state) => state,
         // Sequential import recovers every sender before the system calls run.
-        Err(e) => return Err(recover_senders(txs, true).err().unwrap_or(e)),
+        Err(e) => return Err(recover_senders(txs, Recovery::Pool).err().unwrap_or(e)),
     };
     let source = match (prepared, pre) {
-        (Err(reason), _) => return Ok(ParallelRun::BalMismatch { reason }),
+        (Err(reason), _) => return Ok(ParallelRun::BalMismatch(reason)),
         (Ok(Some(((bal, header_writes), fallback))), _) => {
             // Every transaction reads the header's index-0 writes as its starting state,
             // so they must be exactly what the system calls wrote before anything else is
@@ -463,12 +469,16 @@ where
                 .map(|b| writes_at_index(&b.into_alloy_bal(), 0))
                 .unwrap_or_default();
             if let Some(reason) = diff_writes(0, &header_writes[0], &pre_block_writes) {
-                return Ok(ParallelRun::BalMismatch { reason });
+                return Ok(ParallelRun::BalMismatch(BalUnusable::Writes(reason)));
             }
             Source::Bal { bal, header_writes, fallback }
         }
-        (Ok(None), TxPreState::PerTx(values)) => Source::PerTx(values),
-        (Ok(None), TxPreState::Bal { .. }) => unreachable!("a BAL source is always prepared"),
+        (Ok(None), TxPreState::Overlay(values)) => Source::Overlay(values),
+        // A BAL source is always prepared; should that ever change, the sequential path
+        // decides rather than a panic.
+        (Ok(None), TxPreState::Bal { .. }) => {
+            return Ok(ParallelRun::BalMismatch(BalUnusable::NotPrepared))
+        }
     };
     let setup_time = t_setup.elapsed();
 
@@ -504,7 +514,7 @@ where
         // Same order as the sequential path: the gas check comes before the transaction.
         gas.check_fits(fork, header.gas_limit, index, tx.gas_limit())?;
         if let Some(reason) = run.bal_mismatch {
-            return Ok(ParallelRun::BalMismatch { reason });
+            return Ok(ParallelRun::BalMismatch(reason));
         }
         let (tx_gas, mut receipt, evm_state) = run.result?;
         gas.add(&tx_gas);
@@ -571,8 +581,7 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
         let commit_time = t_commit.elapsed();
         let t_post = std::time::Instant::now();
         let requests = run_post_block(&mut state, &evm_config, block, config, receipts)?;
-        let mut output =
-            finish(state, true, Vec::new(), gas.block_gas(evm_config.fork()), requests);
+        let mut output = finish(state, Vec::new(), gas.block_gas(evm_config.fork()), requests);
         output.longest_tx = longest_tx;
         output.tx_accesses = tx_accesses;
         tracing::trace!(

@@ -17,12 +17,21 @@ pub fn recover_sender(index: usize, tx: &Transaction) -> Result<Address, Executi
         .map_err(|e| ExecutionError::InvalidSignature { index, reason: e.to_string() })
 }
 
+/// Where `recover_senders` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Spread over the rayon pool.
+    Pool,
+    /// On the calling thread, one after another (the single-core baseline).
+    CurrentThread,
+}
+
 /// Every sender, in order; the error names the first transaction that fails.
 pub fn recover_senders(
     transactions: &[Transaction],
-    on_rayon_pool: bool,
+    on: Recovery,
 ) -> Result<Vec<Address>, ExecutionError> {
-    if on_rayon_pool {
+    if on == Recovery::Pool {
         transactions.par_iter().enumerate().map(|(i, tx)| recover_sender(i, tx)).collect()
     } else {
         transactions.iter().enumerate().map(|(i, tx)| recover_sender(i, tx)).collect()

@@ -17,28 +17,35 @@ use revm::database_interface::DatabaseRef;
 use revm::{ExecuteCommitEvm, ExecuteEvm};
 
 /// Executes `block` on top of `db` (the parent's state) one transaction after another,
-/// `senders[i]` being the sender of transaction `i`. With `build_bal`, also records the
+/// `senders[i]` being the sender of transaction `i`. From Amsterdam on, also builds the
 /// block-level access list the block produces.
 pub fn execute_block_sequential<DB: DatabaseRef>(
     db: DB,
     block: &Block,
     senders: &[Address],
     config: &ChainConfig,
-    build_bal: bool,
 ) -> Result<BlockExecutionOutput, ExecutionError> {
-    execute(db, block, senders, config, build_bal, false)
+    execute(db, block, senders, config, Accesses::Block)
 }
 
-/// As `execute_block_sequential` with the BAL built, also recording what each
-/// transaction accessed (`BlockExecutionOutput::tx_accesses`): what BAL designs with
-/// per-transaction content (Type 6) are derived from.
+/// As `execute_block_sequential`, also recording what each transaction accessed
+/// (`BlockExecutionOutput::tx_accesses`).
 pub fn execute_block_sequential_recording<DB: DatabaseRef>(
     db: DB,
     block: &Block,
     senders: &[Address],
     config: &ChainConfig,
 ) -> Result<BlockExecutionOutput, ExecutionError> {
-    execute(db, block, senders, config, true, true)
+    execute(db, block, senders, config, Accesses::PerTransaction)
+}
+
+/// What execution records of the state it accesses, beyond the BAL.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Accesses {
+    /// The block's BAL only (from Amsterdam on).
+    Block,
+    /// Also each transaction's accesses.
+    PerTransaction,
 }
 
 fn execute<DB: DatabaseRef>(
@@ -46,12 +53,13 @@ fn execute<DB: DatabaseRef>(
     block: &Block,
     senders: &[Address],
     config: &ChainConfig,
-    build_bal: bool,
-    record_accesses: bool,
+    record: Accesses,
 ) -> Result<BlockExecutionOutput, ExecutionError> {
     let header = &block.header;
     let evm_config = EvmConfig::new(config, header);
     let fork = evm_config.fork();
+    let record_accesses = record == Accesses::PerTransaction;
+    let build_bal = fork >= ethrex_common::Fork::Amsterdam;
     if senders.len() != block.body.transactions.len() {
         return Err(ExecutionError::InvalidSignature {
             index: senders.len().min(block.body.transactions.len()),
@@ -94,7 +102,7 @@ fn execute<DB: DatabaseRef>(
         }
     }
     let requests = run_post_block(&mut state, &evm_config, block, config, &receipts)?;
-    let mut output = finish(state, build_bal, receipts, gas.block_gas(fork), requests);
+    let mut output = finish(state, receipts, gas.block_gas(fork), requests);
     output.longest_tx = longest_tx;
     output.tx_accesses = accesses;
     Ok(output)

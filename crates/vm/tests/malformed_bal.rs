@@ -1,6 +1,6 @@
 //! The parallel executor must name the same verdict as the sequential one for every
 //! header BAL, however malformed. A BAL it cannot trust makes it hand the block over
-//! (`ParallelOutcome::BalMismatch`), after which the import runs the sequential path;
+//! (`ParallelRun::BalMismatch`), after which the import runs the sequential path;
 //! everything else it decides itself. These tests build malformed BALs (each next to a
 //! block that is valid, or invalid for a reason unrelated to the BAL) and compare the
 //! verdict of "parallel, then sequential on a hand-over" with the sequential verdict.
@@ -15,8 +15,8 @@ use ethrex_common::{
 };
 use ethrex_vm::error::{DatabaseError, TxErrorKind};
 use ethrex_vm::{
-    execute_block_parallel, execute_block_sequential, recover_senders, AccountChange,
-    BlockExecutionOutput, ExecutionError, ParallelOutcome,
+    execute_block_sequential, recover_senders, run_transactions_parallel, AccountChange,
+    BlockExecutionOutput, ExecutionError, ParallelRun, Recovery, Schedule,
 };
 use revm::database::{CacheDB, EmptyDB};
 use revm::database_interface::{DBErrorMarker, DatabaseRef};
@@ -160,8 +160,8 @@ type Verdict = Result<Output, ExecutionError>;
 
 /// As the import runs the sequential path: every sender first, then execution.
 fn sequential<DB: DatabaseRef>(db: DB, block: &Block) -> Verdict {
-    let senders = recover_senders(&block.body.transactions, false)?;
-    Ok(execute_block_sequential(db, block, &senders, &config(), true)?.into())
+    let senders = recover_senders(&block.body.transactions, Recovery::CurrentThread)?;
+    Ok(execute_block_sequential(db, block, &senders, &config())?.into())
 }
 
 /// As the import runs the parallel path; `true` when it handed the block over.
@@ -170,9 +170,11 @@ fn parallel<DB: DatabaseRef + Sync>(
     block: &Block,
     bal: &BlockAccessList,
 ) -> (Verdict, bool) {
-    match execute_block_parallel(db, block, &config(), bal) {
-        Ok(ParallelOutcome::Executed { output, .. }) => (Ok(output.into()), false),
-        Ok(ParallelOutcome::BalMismatch { .. }) => (sequential(db, block), true),
+    match run_transactions_parallel(db, block, &config(), bal, Schedule::default()) {
+        Ok(ParallelRun::Ran(executed)) => {
+            (executed.commit(block, &config()).map(Into::into), false)
+        }
+        Ok(ParallelRun::BalMismatch(_)) => (sequential(db, block), true),
         Err(e) => (Err(e), false),
     }
 }

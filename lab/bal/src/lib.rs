@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod codec;
+pub mod consumer;
 mod derive;
 mod design;
 mod error;
@@ -9,6 +10,7 @@ mod sizes;
 mod verify;
 
 pub use codec::plain_account;
+pub use consumer::{derive_designs, design_error, DesignConsumer};
 pub use derive::{derive, Missing, PreState, PreValues, TxAccess};
 pub use design::{BalDesign, Execution, UnknownDesign};
 pub use error::{DesignBalError, Field};

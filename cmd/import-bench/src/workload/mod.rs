@@ -32,8 +32,8 @@ mod zipf;
 mod tests;
 
 pub(crate) use accounts::{derive, derive_address};
-pub(crate) use ethrex_blockchain::filler::StateFiller;
 pub(crate) use ethrex_blockchain::system_contracts::system_contracts;
+pub(crate) use ethrex_state_filler::StateFiller;
 pub(crate) use zipf::Zipf;
 
 use accounts::Sender;

@@ -7,7 +7,7 @@ use super::*;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{Address, B256};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis};
-use ethrex_blockchain::{Blockchain, PayloadAttributes};
+use ethrex_blockchain::{Blockchain, Cores, PayloadAttributes, Threshold};
 use ethrex_common::ChainConfig;
 use ethrex_storage::Store;
 
@@ -294,8 +294,8 @@ fn generate_filled(options: impl FnOnce(&mut crate::generate::StressOptions)) ->
 /// BAL-driven parallel one on RocksDB); every block must import (its state root holds)
 /// with every transaction successful. Returns the receipts' gas per transaction.
 fn import_filled(f: &FilledFixture) -> Vec<Vec<u64>> {
-    use ethrex_blockchain::filler::init_genesis_filled;
     use ethrex_blockchain::ImportOptions;
+    use ethrex_state_filler::init_genesis_filled;
     let mut gas = Vec::new();
     for parallel in [false, true] {
         let dir = tempfile::tempdir().unwrap();
@@ -306,8 +306,11 @@ fn import_filled(f: &FilledFixture) -> Vec<Vec<u64>> {
         };
         let genesis = init_genesis_filled(&store, &f.fixture.genesis, Some(&f.filler)).unwrap();
         assert_eq!(genesis.hash_slow(), f.fixture.blocks[0].block.header.parent_hash);
-        let options =
-            ImportOptions { parallel, parallel_threshold: Some(0), ..ImportOptions::default() };
+        let options = ImportOptions {
+            cores: if parallel { Cores::Pool } else { Cores::One },
+            threshold: Threshold::MinTxs(0),
+            ..ImportOptions::default()
+        };
         let chain = Blockchain::new(store.clone(), f.fixture.config.clone()).with_options(options);
         gas.clear();
         for block in &f.fixture.blocks {

@@ -13,7 +13,7 @@ use alloy_signer_local::PrivateKeySigner;
 use ethrex_blockchain::genesis::{
     alloc_state_root, genesis_header_at, init_genesis, GenesisAccount,
 };
-use ethrex_blockchain::{Blockchain, ImportOptions, PayloadAttributes, Prefetch};
+use ethrex_blockchain::{Blockchain, Cores, ImportOptions, PayloadAttributes, Prefetch, Threshold};
 use ethrex_common::{
     AccountState, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header, Receipt, Transaction,
     Withdrawal, KECCAK_EMPTY,
@@ -476,8 +476,8 @@ impl Scenario {
 /// root computed alongside execution (the default).
 pub(crate) fn parallel_options() -> ImportOptions {
     ImportOptions {
-        parallel: true,
-        parallel_threshold: Some(0),
+        cores: Cores::Pool,
+        threshold: Threshold::MinTxs(0),
         prefetch: Prefetch::Beside,
         ..ImportOptions::default()
     }
@@ -486,8 +486,8 @@ pub(crate) fn parallel_options() -> ImportOptions {
 /// The parallel path without the BAL-derived state root and without the warmer.
 pub(crate) fn parallel_plain_options() -> ImportOptions {
     ImportOptions {
-        parallel: true,
-        parallel_threshold: Some(0),
+        cores: Cores::Pool,
+        threshold: Threshold::MinTxs(0),
         prefetch: Prefetch::Off,
         parallel_trie: false,
         ..ImportOptions::default()
@@ -496,8 +496,8 @@ pub(crate) fn parallel_plain_options() -> ImportOptions {
 
 pub(crate) fn sequential_options() -> ImportOptions {
     ImportOptions {
-        parallel: false,
-        parallel_threshold: Some(0),
+        cores: Cores::One,
+        threshold: Threshold::MinTxs(0),
         prefetch: Prefetch::Off,
         ..ImportOptions::default()
     }

@@ -18,7 +18,7 @@
 //!   hashes from `account_prefix()` and `j`. Every contract uses the same keys `j` (its own
 //!   storage), so filler account `j` holds a balance in each of them.
 //!
-//! Building: the allocation is written first (as `genesis::init_genesis` does), then the
+//! Building: the allocation is written first (as `ethrex_blockchain::genesis::init_genesis` does), then the
 //! filler slots and accounts in rounds of at most `CHUNK_ENTRIES` entries, each round one
 //! `compute_state_update` on top of the previous root, written with `Store::write_state`.
 //! Keys are visited in trie-key order: each trie's keys are sorted by their hash once (16
@@ -30,12 +30,14 @@
 //! hash in parallel. The root depends on the contents only, not on the chunking, so it is
 //! the same on every backend.
 
-use crate::error::{BlockError, StorageFault};
-use crate::genesis::{
+use alloy_primitives::{keccak256, Address, B256, U256};
+use ethrex_blockchain::error::{BlockError, StorageFault};
+use ethrex_blockchain::genesis::{
     alloc_changes, alloc_state_root, genesis_header, geth_alloc, init_genesis, GenesisAccount,
 };
-use crate::state_root::{compute_state_update, compute_state_update_with, PreBlockSlots};
-use alloy_primitives::{keccak256, Address, B256, U256};
+use ethrex_blockchain::state_root::{
+    compute_state_update, compute_state_update_with, PreBlockSlots,
+};
 use ethrex_common::{AccountState, Block, BlockBody, Header, EMPTY_ROOT_HASH, KECCAK_EMPTY};
 use ethrex_storage::{StateUpdate, Store};
 use ethrex_trie::keccak::keccak256_all;
@@ -162,7 +164,7 @@ impl StateFiller {
 }
 
 fn spec_error(message: String) -> BlockError {
-    BlockError::Storage(StorageFault::message(message))
+    BlockError::from(StorageFault::message(message))
 }
 
 /// Writes `genesis` (its allocation) plus `filler` into `store` and commits the genesis
@@ -567,7 +569,7 @@ mod tests {
             assert_eq!(header.state_root, expected, "chunk {chunk}");
             assert_eq!(store.head_header().unwrap().unwrap(), header);
             // The flat state agrees with the trie (every account, every slot).
-            assert_eq!(crate::state_root::verify_head_state(&store).unwrap(), expected);
+            assert_eq!(ethrex_blockchain::state_root::verify_head_state(&store).unwrap(), expected);
         }
     }
 
