@@ -28,10 +28,11 @@ pub type RpcBlock = alloy_rpc_types_eth::Block<ethrex_common::Transaction>;
 /// The `ExecutionPayloadV4` (Amsterdam) that `engine_newPayloadV5` receives: the V3 fields,
 /// the RLP-encoded block access list (EIP-7928) and the slot number (EIP-7843).
 ///
-/// alloy's `ExecutionPayloadV4` has the same fields; this form keeps `blockAccessList`
-/// optional while parsing, so that a payload without one is answered with the node's own
-/// `payload has no blockAccessList` (invalid params) rather than a generic parse error.
-/// Present but not hex is still a parse error, as for any other field.
+/// alloy's `ExecutionPayloadV4` has the same fields; this form keeps the two Amsterdam
+/// fields optional while parsing, so that a payload without a block access list (a V3
+/// payload sent to V5, say) is answered with the node's own `payload has no
+/// blockAccessList` (invalid params) rather than a generic parse error naming whichever
+/// field serde reports first. Present but malformed (or `null`) is still a parse error.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionPayloadV4Input {
@@ -41,8 +42,9 @@ pub struct ExecutionPayloadV4Input {
     /// The RLP-encoded block access list; `None` only when the field is missing.
     #[serde(default, deserialize_with = "present")]
     pub block_access_list: Option<Bytes>,
-    /// The consensus layer's slot of the block.
-    pub slot_number: U64,
+    /// The consensus layer's slot of the block; `None` only when the field is missing.
+    #[serde(default, deserialize_with = "present")]
+    pub slot_number: Option<U64>,
 }
 
 /// A field that must be a value when it is there (`null` is a parse error), while its

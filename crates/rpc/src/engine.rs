@@ -26,6 +26,7 @@ use std::sync::Arc;
 // only -38002 and -38003, used from there; JSON-RPC's codes come from jsonrpsee.
 use jsonrpsee::types::error::{
     INTERNAL_ERROR_CODE as INTERNAL_ERROR, INVALID_PARAMS_CODE as INVALID_PARAMS,
+    INVALID_PARAMS_MSG,
 };
 /// `-38001 Unknown payload`: no payload is being built under that id.
 pub(crate) const UNKNOWN_PAYLOAD: i32 = -38001;
@@ -504,6 +505,14 @@ impl EngineApiServer for EngineRpc {
         let ExecutionPayloadV4Input { payload_inner, block_access_list, slot_number } = payload;
         let Some(bal_bytes) = block_access_list else {
             return Err(err(INVALID_PARAMS, "payload has no blockAccessList"));
+        };
+        let Some(slot_number) = slot_number else {
+            // As the parser reports any other missing field.
+            return Err(ErrorObjectOwned::owned(
+                INVALID_PARAMS,
+                INVALID_PARAMS_MSG,
+                Some("missing field `slotNumber`"),
+            ));
         };
         let inner = &payload_inner.payload_inner.payload_inner;
         require_fork(node, inner.timestamp, &[Fork::Amsterdam])?;
