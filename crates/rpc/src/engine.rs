@@ -177,17 +177,30 @@ fn import_payload(
     }
 }
 
+/// The INVALID status of a payload that does not decode into a block (so its block hash
+/// cannot be checked): the `latestValidHash` is its parent if that is a block this node
+/// imported, the parent's own latest valid ancestor if the parent is known invalid, and
+/// `null` otherwise, as the spec asks when the valid ancestor is not known.
+fn undecodable(node: &Node, parent: B256, reason: String) -> RpcResult<PayloadStatus> {
+    let latest_valid = if node.chain.store.header(&parent).map_err(internal)?.is_some() {
+        Some(parent)
+    } else {
+        node.invalid_verdict(&parent).map(|verdict| verdict.latest_valid)
+    };
+    Ok(invalid(latest_valid, reason))
+}
+
 /// Turns a V3-shaped payload into a block with the fields the payload leaves out of the
-/// header (beacon root; from Prague on, the requests hash). An undecodable payload is an
-/// INVALID status, not an error.
+/// header (beacon root; from Prague on, the requests hash), and the block hash the payload
+/// claims. The error is the `validationError` of a payload that does not decode: an
+/// INVALID status (see [`undecodable`]), not a JSON-RPC error.
 fn block_from_payload(
     payload: ExecutionPayloadV3,
     root: B256,
     requests: Option<&Requests>,
-) -> Result<(Block, B256), PayloadStatus> {
+) -> Result<(Block, B256), String> {
     let expected_hash = payload.payload_inner.payload_inner.block_hash;
-    let parent = payload.payload_inner.payload_inner.parent_hash;
-    let mut block = block_from_v3(payload).map_err(|e| invalid(Some(parent), e))?;
+    let mut block = block_from_v3(payload)?;
     block.header.parent_beacon_block_root = Some(root);
     block.header.requests_hash = requests.map(Requests::requests_hash);
     Ok((block, expected_hash))
@@ -448,12 +461,14 @@ impl EngineRpc {
         forks: &[Fork],
     ) -> RpcResult<PayloadStatus> {
         let node = &*self.node;
-        require_fork(node, payload.payload_inner.payload_inner.timestamp, forks)?;
+        let inner = &payload.payload_inner.payload_inner;
+        require_fork(node, inner.timestamp, forks)?;
+        let parent = inner.parent_hash;
         match block_from_payload(payload, root, requests) {
             Ok((block, expected_hash)) => {
                 import_payload(node, Incoming { block, bal: None, expected_hash }, versioned_hashes)
             }
-            Err(invalid) => Ok(invalid),
+            Err(reason) => undecodable(node, parent, reason),
         }
     }
 }
@@ -523,7 +538,7 @@ impl EngineApiServer for EngineRpc {
                 let reason = format!(
                     "BlockException.INCORRECT_BLOCK_FORMAT: block access list does not decode: {e}"
                 );
-                return Ok(invalid(Some(parent), reason));
+                return undecodable(node, parent, reason);
             }
         };
         let (mut block, expected_hash) = match block_from_payload(
@@ -532,7 +547,7 @@ impl EngineApiServer for EngineRpc {
             Some(&execution_requests),
         ) {
             Ok(b) => b,
-            Err(invalid) => return Ok(invalid),
+            Err(reason) => return undecodable(node, parent, reason),
         };
         block.header.block_access_list_hash = Some(keccak256(&bal_bytes));
         block.header.slot_number = Some(slot_number.to());

@@ -325,6 +325,42 @@ fn invalid_payloads_are_reported_and_leave_no_trace() {
 }
 
 #[test]
+fn undecodable_payloads_name_a_latest_valid_hash_only_when_it_is_known() {
+    let node = start_node();
+    let builder = new_chain();
+    let good = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    let bad = with_wrong_bal(&good);
+    let undecodable = |parent: B256, field: &str, garbage: Value| {
+        let mut params = payload_params(&good);
+        params[0]["parentHash"] = json!(parent);
+        params[0][field] = garbage;
+        let v = node.engine("engine_newPayloadV5", params);
+        assert_eq!(v["result"]["status"], "INVALID", "{v}");
+        let reason = v["result"]["validationError"].as_str().unwrap_or_else(|| panic!("{v}"));
+        assert!(reason.starts_with("BlockException.INCORRECT_BLOCK_FORMAT: "), "{v}");
+        v["result"]["latestValidHash"].clone()
+    };
+    let unknown = B256::repeat_byte(5);
+    for (field, garbage) in
+        [("transactions", json!(["0x01"])), ("blockAccessList", json!("0xc2c1"))]
+    {
+        // On a block the node has, that block is the latest valid one.
+        assert_eq!(
+            undecodable(node.genesis_hash, field, garbage.clone()),
+            json!(node.genesis_hash)
+        );
+        // On an unknown parent the valid ancestor is not known: null, not the parent.
+        assert_eq!(undecodable(unknown, field, garbage.clone()), Value::Null, "{field}");
+    }
+    // On a known-invalid parent: that parent's latest valid ancestor.
+    let v = node.engine("engine_newPayloadV5", payload_params(&bad));
+    assert_eq!(v["result"]["status"], "INVALID", "{v}");
+    assert_eq!(undecodable(bad.hash(), "transactions", json!(["0x01"])), json!(node.genesis_hash));
+    // None of it left a trace: the good block imports.
+    assert_eq!(node.new_payload(&good), "VALID");
+}
+
+#[test]
 fn payload_building_round_trips() {
     let node = start_node();
     let v = node.engine(
