@@ -1,27 +1,32 @@
 //! Engine API (Cancun through Amsterdam): payload import, fork choice, payload building.
 
+use crate::api::{EngineApiServer, ExecutionPayloadV4Input};
 use crate::node::{BuiltPayload, InvalidBlock, Node};
 use alloy_consensus::Transaction as _;
+use alloy_eips::eip2718::Encodable2718;
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{keccak256, Bytes, B256, U256};
+use alloy_primitives::{keccak256, Bytes, B256, U256, U64};
 use alloy_rlp::Decodable;
 use alloy_rpc_types_engine::{
-    ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState, ForkchoiceUpdated,
-    PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus, PayloadStatusEnum,
-    INVALID_FORK_CHOICE_STATE_ERROR, INVALID_PAYLOAD_ATTRIBUTES_ERROR,
+    BlobAndProofV1, BlobsBundleV1, BlobsBundleV2, ExecutionPayloadBodyV2,
+    ExecutionPayloadEnvelopeV3, ExecutionPayloadEnvelopeV4, ExecutionPayloadEnvelopeV5,
+    ExecutionPayloadEnvelopeV6, ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState,
+    ForkchoiceUpdated, PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus,
+    PayloadStatusEnum, INVALID_FORK_CHOICE_STATE_ERROR, INVALID_PAYLOAD_ATTRIBUTES_ERROR,
 };
 use ethrex_blockchain::fork_choice::ForkChoiceError;
 use ethrex_blockchain::{BlockError, PayloadAttributes};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, Fork, Transaction};
-use jsonrpsee::types::{ErrorObjectOwned, Params};
+use jsonrpsee::core::RpcResult;
+use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
-use serde_json::{json, Value};
 use std::sync::Arc;
 
 // The Engine API's own error codes (execution-apis `src/engine/common.md`). alloy names
 // only -38002 and -38003, used from there; JSON-RPC's codes come from jsonrpsee.
 use jsonrpsee::types::error::{
     INTERNAL_ERROR_CODE as INTERNAL_ERROR, INVALID_PARAMS_CODE as INVALID_PARAMS,
+    INVALID_PARAMS_MSG,
 };
 /// `-38001 Unknown payload`: no payload is being built under that id.
 pub(crate) const UNKNOWN_PAYLOAD: i32 = -38001;
@@ -52,10 +57,6 @@ fn err(code: i32, message: impl Into<String>) -> ErrorObjectOwned {
 
 fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
     err(INTERNAL_ERROR, e.to_string())
-}
-
-fn to_json(value: &impl serde::Serialize) -> Result<Value, ErrorObjectOwned> {
-    serde_json::to_value(value).map_err(internal)
 }
 
 fn valid(hash: B256) -> PayloadStatus {
@@ -176,87 +177,37 @@ fn import_payload(
     }
 }
 
-fn requests_hash(requests: &[Bytes]) -> B256 {
-    Requests::new(requests.to_vec()).requests_hash()
+/// The INVALID status of a payload that does not decode into a block (so its block hash
+/// cannot be checked): the `latestValidHash` is its parent if that is a block this node
+/// imported, the parent's own latest valid ancestor if the parent is known invalid, and
+/// `null` otherwise, as the spec asks when the valid ancestor is not known.
+fn undecodable(node: &Node, parent: B256, reason: String) -> RpcResult<PayloadStatus> {
+    let latest_valid = if node.chain.store.header(&parent).map_err(internal)?.is_some() {
+        Some(parent)
+    } else {
+        node.invalid_verdict(&parent).map(|verdict| verdict.latest_valid)
+    };
+    Ok(invalid(latest_valid, reason))
 }
 
 /// Turns a V3-shaped payload into a block with the fields the payload leaves out of the
-/// header (beacon root; from Prague on, the requests hash). An undecodable payload is an
-/// INVALID status, not an error.
+/// header (beacon root; from Prague on, the requests hash), and the block hash the payload
+/// claims. The error is the `validationError` of a payload that does not decode: an
+/// INVALID status (see [`undecodable`]), not a JSON-RPC error.
 fn block_from_payload(
     payload: ExecutionPayloadV3,
     root: B256,
-    requests: Option<&[Bytes]>,
-) -> Result<(Block, B256), PayloadStatus> {
+    requests: Option<&Requests>,
+) -> Result<(Block, B256), String> {
     let expected_hash = payload.payload_inner.payload_inner.block_hash;
-    let parent = payload.payload_inner.payload_inner.parent_hash;
-    let mut block = block_from_v3(payload).map_err(|e| invalid(Some(parent), e))?;
+    let mut block = block_from_v3(payload)?;
     block.header.parent_beacon_block_root = Some(root);
-    block.header.requests_hash = requests.map(requests_hash);
+    block.header.requests_hash = requests.map(Requests::requests_hash);
     Ok((block, expected_hash))
 }
 
-fn new_payload_v3(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
-    let (payload, hashes, root): (ExecutionPayloadV3, Vec<B256>, B256) = params.parse()?;
-    require_fork(node, payload.payload_inner.payload_inner.timestamp, &[Fork::Cancun])?;
-    let status = match block_from_payload(payload, root, None) {
-        Ok((block, expected_hash)) => {
-            import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?
-        }
-        Err(invalid) => invalid,
-    };
-    to_json(&status)
-}
-
-fn new_payload_v4(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
-    let (payload, hashes, root, requests): (ExecutionPayloadV3, Vec<B256>, B256, Vec<Bytes>) =
-        params.parse()?;
-    require_fork(
-        node,
-        payload.payload_inner.payload_inner.timestamp,
-        &[Fork::Prague, Fork::Osaka],
-    )?;
-    let status = match block_from_payload(payload, root, Some(&requests)) {
-        Ok((block, expected_hash)) => {
-            import_payload(node, Incoming { block, bal: None, expected_hash }, &hashes)?
-        }
-        Err(invalid) => invalid,
-    };
-    to_json(&status)
-}
-
-fn new_payload_v5(node: &Node, params: Params) -> Result<Value, ErrorObjectOwned> {
-    let raw: Vec<Value> = params.parse()?;
-    if raw.first().is_some_and(|p| p.get("blockAccessList").is_none()) {
-        return Err(err(INVALID_PARAMS, "payload has no blockAccessList"));
-    }
-    let (payload, hashes, root, requests): (ExecutionPayloadV4, Vec<B256>, B256, Vec<Bytes>) =
-        params.parse()?;
-    let inner = &payload.payload_inner.payload_inner.payload_inner;
-    require_fork(node, inner.timestamp, &[Fork::Amsterdam])?;
-    let parent = inner.parent_hash;
-    let bal_bytes = payload.block_access_list.clone();
-    let bal = match BlockAccessList::decode(&mut bal_bytes.as_ref()) {
-        Ok(b) => b,
-        Err(e) => {
-            let reason = format!(
-                "BlockException.INCORRECT_BLOCK_FORMAT: block access list does not decode: {e}"
-            );
-            return to_json(&invalid(Some(parent), reason));
-        }
-    };
-    let (mut block, expected_hash) =
-        match block_from_payload(payload.payload_inner, root, Some(&requests)) {
-            Ok(b) => b,
-            Err(invalid) => return to_json(&invalid),
-        };
-    block.header.block_access_list_hash = Some(keccak256(&bal_bytes));
-    block.header.slot_number = Some(payload.slot_number);
-    to_json(&import_payload(node, Incoming { block, bal: Some(bal), expected_hash }, &hashes)?)
-}
-
-fn updated(status: PayloadStatus) -> Result<Value, ErrorObjectOwned> {
-    to_json(&ForkchoiceUpdated::new(status))
+fn updated(status: PayloadStatus) -> RpcResult<ForkchoiceUpdated> {
+    Ok(ForkchoiceUpdated::new(status))
 }
 
 /// `safe` / `finalized` must be zero (not yet known to the consensus layer) or a block on
@@ -313,8 +264,12 @@ fn check_attributes(
     Ok(())
 }
 
-fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorObjectOwned> {
-    let (state, attributes): (ForkchoiceState, Option<EnginePayloadAttributes>) = params.parse()?;
+fn fork_choice(
+    node: &Node,
+    state: ForkchoiceState,
+    attributes: Option<EnginePayloadAttributes>,
+    version: u8,
+) -> RpcResult<ForkchoiceUpdated> {
     if let Some(a) = &attributes {
         let fork = fork_of(node, a.timestamp);
         let ok = match version {
@@ -381,7 +336,7 @@ fn fork_choice(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
         check_attributes(node, &header, &a)?;
         response = response.with_payload_id(build_payload(node, &header, a)?);
     }
-    to_json(&response)
+    Ok(response)
 }
 
 /// Walks the unexecuted side blocks from `head` towards the canonical chain; returns a
@@ -429,16 +384,13 @@ fn build_payload(
     Ok(id)
 }
 
-fn payload_v3_json(built: &BuiltPayload) -> Result<(Value, Fork), ErrorObjectOwned> {
-    let block = &built.block.block;
-    let hash = block.header.hash_slow();
-    let v3 = ExecutionPayloadV3::from_block_unchecked(hash, block);
-    let value = serde_json::to_value(&v3).map_err(|e| err(INTERNAL_ERROR, e.to_string()))?;
-    Ok((value, Fork::Paris))
-}
-
-fn get_payload(node: &Node, params: Params, version: u8) -> Result<Value, ErrorObjectOwned> {
-    let (id,): (PayloadId,) = params.parse()?;
+/// The payload built under `id`, if its fork is the one `engine_getPayloadV{version}`
+/// serves (-38001 for an unknown id, -38005 for another fork); with it, its V3 fields.
+fn built_payload(
+    node: &Node,
+    id: PayloadId,
+    version: u8,
+) -> RpcResult<(BuiltPayload, ExecutionPayloadV3)> {
     let built = node
         .payloads
         .lock()
@@ -461,89 +413,244 @@ fn get_payload(node: &Node, params: Params, version: u8) -> Result<Value, ErrorO
             ),
         ));
     }
-    let (mut payload, _) = payload_v3_json(&built)?;
-    if version >= 6 {
-        let bal = built.block.bal.clone().unwrap_or_default();
-        payload["blockAccessList"] = json!(Bytes::from(alloy_rlp::encode(&bal)));
-        payload["slotNumber"] =
-            json!(format!("{:#x}", built.block.block.header.slot_number.unwrap_or_default()));
-    }
-    // Payloads carry no blob transactions (there is no blob pool), so the bundle is empty.
-    let blobs_bundle = json!({"commitments": [], "proofs": [], "blobs": []});
-    Ok(json!({
-        "executionPayload": payload,
-        "blockValue": format!("{:#x}", U256::ZERO),
-        "blobsBundle": blobs_bundle,
-        "shouldOverrideBuilder": false,
-        "executionRequests": built.requests,
+    let block = &built.block.block;
+    let payload = ExecutionPayloadV3::from_block_unchecked(block.header.hash_slow(), block);
+    Ok((built, payload))
+}
+
+/// The envelope fields every `getPayload` version shares. The node has no transaction pool,
+/// so it claims no block value; it has no blob pool either, so the blob bundles are empty.
+const BLOCK_VALUE: U256 = U256::ZERO;
+const SHOULD_OVERRIDE_BUILDER: bool = false;
+
+/// The body of the block `hash` for `getPayloadBodies*V2`; `None` if the block is unknown.
+fn payload_body(node: &Node, hash: &B256) -> RpcResult<Option<ExecutionPayloadBodyV2>> {
+    let store = &node.chain.store;
+    let Some(body) = store.body(hash).map_err(internal)? else { return Ok(None) };
+    let bal = store.bal(hash).map_err(internal)?.map(|b| Bytes::from(alloy_rlp::encode(&b)));
+    Ok(Some(ExecutionPayloadBodyV2 {
+        transactions: body.transactions.iter().map(|tx| tx.encoded_2718().into()).collect(),
+        withdrawals: body.withdrawals.map(|w| w.into_inner()),
+        block_access_list: bal,
     }))
 }
 
-fn body_json(node: &Node, hash: &B256) -> Result<Value, ErrorObjectOwned> {
-    let store = &node.chain.store;
-    let internal = |e: ethrex_storage::StoreError| err(INTERNAL_ERROR, e.to_string());
-    let Some(body) = store.body(hash).map_err(internal)? else { return Ok(Value::Null) };
-    let txs: Vec<Bytes> = body
-        .transactions
-        .iter()
-        .map(|tx| Bytes::from(alloy_eips::eip2718::Encodable2718::encoded_2718(tx)))
-        .collect();
-    let bal = store.bal(hash).map_err(internal)?.map(|b| Bytes::from(alloy_rlp::encode(&b)));
-    Ok(json!({ "transactions": txs, "withdrawals": body.withdrawals, "blockAccessList": bal }))
+/// Most bodies one `getPayloadBodies*` request may ask for.
+const MAX_PAYLOAD_BODIES: u64 = 1024;
+
+/// The Engine API over the shared node state.
+#[derive(Clone)]
+pub(crate) struct EngineRpc {
+    node: Arc<Node>,
 }
 
-/// The Engine API methods (the ones in [`CAPABILITIES`]) over the shared node state.
-pub(crate) fn module(node: Arc<Node>) -> RpcModule<Arc<Node>> {
-    let mut m = RpcModule::new(node);
-    let reg = |m: &mut RpcModule<Arc<Node>>,
-               name: &'static str,
-               f: fn(&Node, Params) -> Result<Value, ErrorObjectOwned>| {
-        m.register_blocking_method(name, move |params, node, _| f(&node, params))
-            .expect("method names are unique");
-    };
-    reg(&mut m, "engine_exchangeCapabilities", |_, _| Ok(json!(CAPABILITIES)));
-    reg(&mut m, "engine_newPayloadV3", new_payload_v3);
-    reg(&mut m, "engine_newPayloadV4", new_payload_v4);
-    reg(&mut m, "engine_newPayloadV5", new_payload_v5);
-    reg(&mut m, "engine_forkchoiceUpdatedV3", |n, p| fork_choice(n, p, 3));
-    reg(&mut m, "engine_forkchoiceUpdatedV4", |n, p| fork_choice(n, p, 4));
-    reg(&mut m, "engine_getPayloadV4", |n, p| get_payload(n, p, 4));
-    reg(&mut m, "engine_getPayloadV5", |n, p| get_payload(n, p, 5));
-    reg(&mut m, "engine_getPayloadV6", |n, p| get_payload(n, p, 6));
-    reg(&mut m, "engine_getPayloadBodiesByHashV2", |n, p| {
-        let (hashes,): (Vec<B256>,) = p.parse()?;
-        if hashes.len() > 1024 {
+impl EngineRpc {
+    /// An Engine API server's handlers over `node`.
+    pub(crate) fn new(node: Arc<Node>) -> Self {
+        Self { node }
+    }
+
+    /// Checks the V3-shaped payload against the fork and imports it: the status, or an
+    /// INVALID status when it does not decode into a block.
+    fn new_payload_v3_shaped(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: &[B256],
+        root: B256,
+        requests: Option<&Requests>,
+        forks: &[Fork],
+    ) -> RpcResult<PayloadStatus> {
+        let node = &*self.node;
+        let inner = &payload.payload_inner.payload_inner;
+        require_fork(node, inner.timestamp, forks)?;
+        let parent = inner.parent_hash;
+        match block_from_payload(payload, root, requests) {
+            Ok((block, expected_hash)) => {
+                import_payload(node, Incoming { block, bal: None, expected_hash }, versioned_hashes)
+            }
+            Err(reason) => undecodable(node, parent, reason),
+        }
+    }
+}
+
+impl EngineApiServer for EngineRpc {
+    fn exchange_capabilities(&self, _capabilities: Option<Vec<String>>) -> RpcResult<Vec<String>> {
+        Ok(CAPABILITIES.iter().map(|c| c.to_string()).collect())
+    }
+
+    fn new_payload_v3(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+    ) -> RpcResult<PayloadStatus> {
+        self.new_payload_v3_shaped(
+            payload,
+            &versioned_hashes,
+            parent_beacon_block_root,
+            None,
+            &[Fork::Cancun],
+        )
+    }
+
+    fn new_payload_v4(
+        &self,
+        payload: ExecutionPayloadV3,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+        execution_requests: Requests,
+    ) -> RpcResult<PayloadStatus> {
+        self.new_payload_v3_shaped(
+            payload,
+            &versioned_hashes,
+            parent_beacon_block_root,
+            Some(&execution_requests),
+            &[Fork::Prague, Fork::Osaka],
+        )
+    }
+
+    fn new_payload_v5(
+        &self,
+        payload: ExecutionPayloadV4Input,
+        versioned_hashes: Vec<B256>,
+        parent_beacon_block_root: B256,
+        execution_requests: Requests,
+    ) -> RpcResult<PayloadStatus> {
+        let node = &*self.node;
+        let ExecutionPayloadV4Input { payload_inner, block_access_list, slot_number } = payload;
+        let Some(bal_bytes) = block_access_list else {
+            return Err(err(INVALID_PARAMS, "payload has no blockAccessList"));
+        };
+        let Some(slot_number) = slot_number else {
+            // As the parser reports any other missing field.
+            return Err(ErrorObjectOwned::owned(
+                INVALID_PARAMS,
+                INVALID_PARAMS_MSG,
+                Some("missing field `slotNumber`"),
+            ));
+        };
+        let inner = &payload_inner.payload_inner.payload_inner;
+        require_fork(node, inner.timestamp, &[Fork::Amsterdam])?;
+        let parent = inner.parent_hash;
+        let bal = match BlockAccessList::decode(&mut bal_bytes.as_ref()) {
+            Ok(b) => b,
+            Err(e) => {
+                let reason = format!(
+                    "BlockException.INCORRECT_BLOCK_FORMAT: block access list does not decode: {e}"
+                );
+                return undecodable(node, parent, reason);
+            }
+        };
+        let (mut block, expected_hash) = match block_from_payload(
+            payload_inner,
+            parent_beacon_block_root,
+            Some(&execution_requests),
+        ) {
+            Ok(b) => b,
+            Err(reason) => return undecodable(node, parent, reason),
+        };
+        block.header.block_access_list_hash = Some(keccak256(&bal_bytes));
+        block.header.slot_number = Some(slot_number.to());
+        import_payload(node, Incoming { block, bal: Some(bal), expected_hash }, &versioned_hashes)
+    }
+
+    fn forkchoice_updated_v3(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated> {
+        fork_choice(&self.node, state, attributes, 3)
+    }
+
+    fn forkchoice_updated_v4(
+        &self,
+        state: ForkchoiceState,
+        attributes: Option<EnginePayloadAttributes>,
+    ) -> RpcResult<ForkchoiceUpdated> {
+        fork_choice(&self.node, state, attributes, 4)
+    }
+
+    fn get_payload_v4(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV4> {
+        let (built, execution_payload) = built_payload(&self.node, payload_id, 4)?;
+        Ok(ExecutionPayloadEnvelopeV4 {
+            envelope_inner: ExecutionPayloadEnvelopeV3 {
+                execution_payload,
+                block_value: BLOCK_VALUE,
+                blobs_bundle: BlobsBundleV1::default(),
+                should_override_builder: SHOULD_OVERRIDE_BUILDER,
+            },
+            execution_requests: Requests::new(built.requests),
+        })
+    }
+
+    fn get_payload_v5(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV5> {
+        let (built, execution_payload) = built_payload(&self.node, payload_id, 5)?;
+        Ok(ExecutionPayloadEnvelopeV5 {
+            execution_payload,
+            block_value: BLOCK_VALUE,
+            blobs_bundle: BlobsBundleV2::default(),
+            should_override_builder: SHOULD_OVERRIDE_BUILDER,
+            execution_requests: Requests::new(built.requests),
+        })
+    }
+
+    fn get_payload_v6(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV6> {
+        let (built, payload_inner) = built_payload(&self.node, payload_id, 6)?;
+        let header = &built.block.block.header;
+        let execution_payload = ExecutionPayloadV4 {
+            payload_inner,
+            block_access_list: alloy_rlp::encode(built.block.bal.clone().unwrap_or_default())
+                .into(),
+            slot_number: header.slot_number.unwrap_or_default(),
+        };
+        Ok(ExecutionPayloadEnvelopeV6 {
+            execution_payload,
+            block_value: BLOCK_VALUE,
+            blobs_bundle: BlobsBundleV2::default(),
+            should_override_builder: SHOULD_OVERRIDE_BUILDER,
+            execution_requests: Requests::new(built.requests),
+        })
+    }
+
+    fn get_payload_bodies_by_hash_v2(
+        &self,
+        block_hashes: Vec<B256>,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>> {
+        if block_hashes.len() as u64 > MAX_PAYLOAD_BODIES {
             return Err(err(TOO_LARGE_REQUEST, "Too large request"));
         }
-        Ok(Value::Array(hashes.iter().map(|h| body_json(n, h)).collect::<Result<_, _>>()?))
-    });
-    reg(&mut m, "engine_getPayloadBodiesByRangeV2", |n, p| {
-        let (start, count): (alloy_primitives::U64, alloy_primitives::U64) = p.parse()?;
+        block_hashes.iter().map(|h| payload_body(&self.node, h)).collect()
+    }
+
+    fn get_payload_bodies_by_range_v2(
+        &self,
+        start: U64,
+        count: U64,
+    ) -> RpcResult<Vec<Option<ExecutionPayloadBodyV2>>> {
         let (start, count) = (start.to::<u64>(), count.to::<u64>());
         if start == 0 || count == 0 {
             return Err(err(INVALID_PARAMS, "start and count must be positive"));
         }
-        if count > 1024 {
+        if count > MAX_PAYLOAD_BODIES {
             return Err(err(TOO_LARGE_REQUEST, "Too large request"));
         }
         let mut out = Vec::new();
         for number in start..start.saturating_add(count) {
-            match n
-                .chain
-                .store
-                .canonical_hash(number)
-                .map_err(|e| err(INTERNAL_ERROR, e.to_string()))?
-            {
-                Some(h) => out.push(body_json(n, &h)?),
+            match self.node.chain.store.canonical_hash(number).map_err(internal)? {
+                Some(h) => out.push(payload_body(&self.node, &h)?),
                 None => break,
             }
         }
-        Ok(Value::Array(out))
-    });
-    reg(&mut m, "engine_getBlobsV1", |_, p| {
-        let (hashes,): (Vec<B256>,) = p.parse()?;
+        Ok(out)
+    }
+
+    fn get_blobs_v1(&self, versioned_hashes: Vec<B256>) -> RpcResult<Vec<Option<BlobAndProofV1>>> {
         // No blob pool: every blob is unknown.
-        Ok(Value::Array(vec![Value::Null; hashes.len()]))
-    });
-    m
+        Ok(vec![None; versioned_hashes.len()])
+    }
+}
+
+/// The Engine API methods (the ones in [`CAPABILITIES`]) over the shared node state.
+pub(crate) fn module(node: Arc<Node>) -> RpcModule<EngineRpc> {
+    EngineRpc::new(node).into_rpc()
 }

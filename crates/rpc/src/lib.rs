@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod api;
 mod engine;
 mod eth;
 pub mod jwt;
