@@ -350,7 +350,7 @@ impl Databases {
         Ok((db, Some(BinaryState::open(backend, root, depth)?)))
     }
 
-    /// Before a block (or batch) of `store`: the wait for its earlier writes (returned,
+    /// Before a block (or batch) of `db`: the wait for its earlier writes (returned,
     /// it belongs to the whole-run wall clock), then, with `--cold`, every cache emptied,
     /// the page cache dropped and, unless `cold_index`, the index read back (not timed).
     pub(crate) fn prepare(&mut self, db: &BenchStore) -> anyhow::Result<Duration> {
