@@ -29,7 +29,7 @@ pub struct DbBenchOptions {
     /// Seconds of reads per point.
     pub seconds: f64,
     /// Drop the page cache (and the backend's caches) before each point, then read the
-    /// database's index back (`KvBackend::warm_index`).
+    /// database's index back (`BenchBackend::warm_index`).
     pub cold: bool,
     /// With `cold`, do not read the index back.
     pub cold_index: bool,

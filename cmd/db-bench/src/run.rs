@@ -4,6 +4,7 @@
 use crate::data;
 use crate::{DbBenchOptions, LoadReport, Point};
 use anyhow::{bail, Context};
+use ethrex_bench_storage::BenchBackend;
 use ethrex_storage::{DbKind, KvBackend, Table, WriteBatch};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ struct Loaded {
 /// A database ready for reads.
 pub(crate) struct Db {
     pub(crate) kind: DbKind,
-    pub(crate) backend: Arc<dyn KvBackend>,
+    pub(crate) backend: Arc<dyn BenchBackend>,
     pub(crate) dir: PathBuf,
 }
 
@@ -62,11 +63,11 @@ pub(crate) fn open_loaded(
         // A partial or different load: start over.
         std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
     }
-    let backend: Arc<dyn KvBackend> = match kind {
+    let backend: Arc<dyn BenchBackend> = match kind {
         DbKind::Mdbx => {
             ethrex_storage::mdbx::MdbxBackend::open_with(&dir, o.mdbx).map(|b| Arc::new(b) as _)
         }
-        _ => kind.open_backend(Some(&dir)),
+        _ => ethrex_bench_storage::open_backend(kind, Some(&dir)),
     }
     .with_context(|| format!("opening {} at {}", kind.name(), dir.display()))?;
     let t = Instant::now();
@@ -163,7 +164,7 @@ pub(crate) fn read_point(
 ) -> anyhow::Result<Point> {
     if o.cold {
         db.backend.drop_caches();
-        ethrex_storage::os_cache::drop_page_cache(&db.dir)
+        ethrex_bench_storage::os_cache::drop_page_cache(&db.dir)
             .with_context(|| format!("dropping the page cache of {}", db.dir.display()))?;
         if !o.cold_index {
             db.backend.warm_index().context("reading the index back")?;

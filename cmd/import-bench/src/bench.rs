@@ -13,6 +13,9 @@ use alloy_primitives::B256;
 use anyhow::{bail, Context};
 use ethrex_bal::BalDesign;
 use ethrex_bal::{derive_designs, DesignConsumer};
+use ethrex_bench_storage::latency::SlowReads;
+use ethrex_bench_storage::os_cache::{drop_page_cache, CacheDrop};
+use ethrex_bench_storage::{BenchBackend, BenchStore};
 use ethrex_blockchain::chain_file::{read_chain, read_genesis};
 use ethrex_blockchain::{
     Blockchain, Cores, ImportObserver, ImportOptions, ImportOutcome, Prefetch, StateChanges,
@@ -20,9 +23,7 @@ use ethrex_blockchain::{
 };
 use ethrex_common::{BlockWithBal, ChainConfig};
 use ethrex_state_filler::{init_genesis_filled, StateFiller};
-use ethrex_storage::os_cache::{drop_page_cache, CacheDrop};
-use ethrex_storage::KvBackend;
-use ethrex_storage::{DbKind, Store};
+use ethrex_storage::DbKind;
 use ethrex_vm::warmer::warm_from_bal;
 use ethrex_vm::{
     run_transactions_parallel, CachingDb, ParallelRun, Schedule, StateSource, StoreDb,
@@ -113,7 +114,7 @@ pub fn modes_for(arg: &str) -> anyhow::Result<Vec<Mode>> {
 pub struct IoOptions {
     /// Before every block (or batch): wait for the database writes, empty the store's
     /// and the backend's caches, drop the OS page cache of the database files, then read
-    /// the database's index back (`Store::warm_index`): cold data behind a warm index,
+    /// the database's index back (`BenchStore::warm_index`): cold data behind a warm index,
     /// as on a node that has been running, on both backends.
     pub cold: bool,
     /// With `cold`, leave the index cold too: MDBX's branch pages stay evicted (RocksDB
@@ -244,7 +245,7 @@ pub fn load_fixture(options: &BenchOptions) -> anyhow::Result<LoadedFixture> {
 /// The genesis database every mode and sweep point copies, and where the copies go.
 pub(crate) struct Databases {
     root: PathBuf,
-    template: Store,
+    template: BenchStore,
     kind: DbKind,
     io: IoOptions,
     /// With `--state-scheme binary`: the genesis binary trie's root and group depth.
@@ -278,17 +279,17 @@ impl Databases {
         let t = Instant::now();
         let path = options.genesis_db.clone().unwrap_or_else(|| root.join("genesis"));
         let reused = path.exists();
-        let backend = options.db.open_backend(Some(&path))?;
-        let template = Store::new(backend.clone());
+        let template =
+            BenchStore::new(ethrex_bench_storage::open_backend(options.db, Some(&path))?);
         // On a kept genesis database this only checks that it holds this genesis and
         // filler (and fails if it holds another).
-        init_genesis_filled(&template, &fixture.genesis, fixture.filler.as_ref())
+        init_genesis_filled(&template.store, &fixture.genesis, fixture.filler.as_ref())
             .with_context(|| format!("writing the genesis state to {}", path.display()))?;
         let binary_genesis = match options.scheme.group_depth() {
             Some(depth) => {
                 let t = Instant::now();
-                template.flush()?;
-                let root = genesis_trie(&template, backend, depth)
+                template.store.flush()?;
+                let root = genesis_trie(&template.store, template.backend.clone(), depth)
                     .with_context(|| format!("the genesis binary trie in {}", path.display()))?;
                 eprintln!(
                     "genesis binary trie (group depth {depth}): root {root} in {:.1} s",
@@ -324,14 +325,14 @@ impl Databases {
 
     /// A store of its own for `name`, starting at genesis, reading through the emulated
     /// latency.
-    pub(crate) fn copy(&self, name: &str) -> anyhow::Result<Store> {
+    pub(crate) fn copy(&self, name: &str) -> anyhow::Result<BenchStore> {
         let path = self.root.join(name);
         self.template
             .checkpoint(&path)
             .with_context(|| format!("copying the genesis database to {}", path.display()))?;
-        let store = Store::open_with_read_latency(self.kind, Some(&path), self.io.read_latency)?;
-        store.take_write_times();
-        Ok(store)
+        let db = BenchStore::open_with_read_latency(self.kind, Some(&path), self.io.read_latency)?;
+        db.store.take_write_times();
+        Ok(db)
     }
 
     /// As `copy`, with the binary trie of the genesis state opened in the copy's
@@ -340,7 +341,7 @@ impl Databases {
     pub(crate) fn copy_with_trie(
         &self,
         name: &str,
-    ) -> anyhow::Result<(Store, Option<Arc<BinaryState>>)> {
+    ) -> anyhow::Result<(BenchStore, Option<Arc<BinaryState>>)> {
         let Some((root, depth)) = self.binary_genesis else {
             return Ok((self.copy(name)?, None));
         };
@@ -348,33 +349,33 @@ impl Databases {
         self.template
             .checkpoint(&path)
             .with_context(|| format!("copying the genesis database to {}", path.display()))?;
-        let backend: Arc<dyn KvBackend> = Arc::new(ethrex_storage::latency::SlowReads::new(
-            self.kind.open_backend(Some(&path))?,
+        let backend: Arc<dyn BenchBackend> = Arc::new(SlowReads::new(
+            ethrex_bench_storage::open_backend(self.kind, Some(&path))?,
             self.io.read_latency,
         ));
-        let store = Store::new(backend.clone());
-        store.take_write_times();
-        Ok((store, Some(BinaryState::open(backend, root, depth)?)))
+        let db = BenchStore::new(backend.clone());
+        db.store.take_write_times();
+        Ok((db, Some(BinaryState::open(backend, root, depth)?)))
     }
 
-    /// Before a block (or batch) of `store`: the wait for its earlier writes (returned,
+    /// Before a block (or batch) of `db`: the wait for its earlier writes (returned,
     /// it belongs to the whole-run wall clock), then, with `--cold`, every cache emptied,
     /// the page cache dropped and, unless `cold_index`, the index read back (not timed).
-    pub(crate) fn prepare(&mut self, store: &Store) -> anyhow::Result<Duration> {
+    pub(crate) fn prepare(&mut self, db: &BenchStore) -> anyhow::Result<Duration> {
         if !self.io.cold {
             return Ok(Duration::ZERO);
         }
         let t = Instant::now();
-        store.flush()?;
+        db.store.flush()?;
         let waited = t.elapsed();
-        store.clear_caches()?;
-        let dir = store.directory().context("a cold run needs an on-disk database")?;
+        db.clear_caches()?;
+        let dir = db.directory().context("a cold run needs an on-disk database")?;
         self.cache_drop = Some(
-            drop_page_cache(&dir)
+            drop_page_cache(dir)
                 .with_context(|| format!("dropping the page cache of {}", dir.display()))?,
         );
         if !self.io.cold_index {
-            self.index_bytes = Some(store.warm_index().context("reading the index back")?);
+            self.index_bytes = Some(db.warm_index().context("reading the index back")?);
         }
         Ok(waited)
     }
@@ -431,8 +432,8 @@ pub(crate) fn run_modes(
     };
     let mut runs = Vec::with_capacity(options.modes.len());
     for &mode in &options.modes {
-        let (store, binary) = dbs.copy_with_trie(mode.name().replace(':', "-").as_str())?;
-        let mut chain = Blockchain::new(store, fixture.config.clone())
+        let (db, binary) = dbs.copy_with_trie(mode.name().replace(':', "-").as_str())?;
+        let mut chain = Blockchain::new(db.store.clone(), fixture.config.clone())
             .with_options(mode.import_options(options.import))
             .with_io_pool(io.clone());
         let kept = binary.as_ref().map(|_| Arc::new(KeptChanges::default()));
@@ -451,6 +452,7 @@ pub(crate) fn run_modes(
         let run = Run {
             mode,
             chain,
+            db,
             rows: Vec::with_capacity(fixture.blocks.len()),
             wall: Duration::ZERO,
             binary,
@@ -465,9 +467,9 @@ pub(crate) fn run_modes(
             .unwrap(),
     );
     for (number, block) in fixture.blocks.iter().enumerate() {
-        for Run { mode, chain, rows, wall, binary, source, kept } in runs.iter_mut() {
+        for Run { mode, chain, db, rows, wall, binary, source, kept } in runs.iter_mut() {
             std::thread::sleep(options.sleep);
-            *wall += dbs.prepare(&chain.store)?;
+            *wall += dbs.prepare(db)?;
             let t = Instant::now();
             let (mut row, outcome) = if *mode == Mode::Ceiling {
                 let (row, outcome) = exec.install(|| ceiling_block(chain, block, source))?;
@@ -578,7 +580,7 @@ pub(crate) fn derive_chain_designs(
     fixture: &LoadedFixture,
     designs: &[BalDesign],
 ) -> anyhow::Result<Vec<Vec<ethrex_bal::DesignBal>>> {
-    let chain = Blockchain::new(dbs.copy("derive")?, fixture.config.clone());
+    let chain = Blockchain::new(dbs.copy("derive")?.store, fixture.config.clone());
     let bar = ProgressBar::new(fixture.blocks.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("deriving BAL designs [{bar:40}] {pos}/{len} blocks ({eta})")
@@ -614,6 +616,8 @@ pub fn derive_and_import(
 struct Run {
     mode: Mode,
     chain: Blockchain,
+    /// The store under `chain` and its backend, for the cold protocol (`prepare`).
+    db: BenchStore,
     rows: Vec<BlockRow>,
     wall: Duration,
     /// The binary trie kept beside the MPT (`--state-scheme binary`).

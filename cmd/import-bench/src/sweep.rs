@@ -9,6 +9,7 @@
 
 use crate::bench::{pool, BenchOptions, Databases, LoadedFixture};
 use anyhow::{bail, Context};
+use ethrex_bench_storage::BenchStore;
 use ethrex_blockchain::{Blockchain, Cores, ExecutionPath, ImportOptions, Prefetch, Threshold};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -165,6 +166,8 @@ struct Point {
     threads: usize,
     batch: usize,
     chain: Blockchain,
+    /// The store under `chain` and its backend, for the cold protocol and the reads.
+    db: BenchStore,
     next: usize,
     total: Duration,
     wall: Duration,
@@ -191,7 +194,8 @@ pub(crate) fn run_sweep(
             }
             for &batch in &sweep.batches {
                 let name = format!("{}-t{threads}-b{batch}", mode.name().replace(':', "-"));
-                let chain = Blockchain::new(dbs.copy(&name)?, fixture.config.clone())
+                let db = dbs.copy(&name)?;
+                let chain = Blockchain::new(db.store.clone(), fixture.config.clone())
                     .with_options(mode.import_options(options.import, threads))
                     .with_io_pool(io.clone());
                 points.push(Point {
@@ -199,6 +203,7 @@ pub(crate) fn run_sweep(
                     threads,
                     batch,
                     chain,
+                    db,
                     next: 0,
                     total: Duration::ZERO,
                     wall: Duration::ZERO,
@@ -216,14 +221,13 @@ pub(crate) fn run_sweep(
         ProgressStyle::with_template("sweep [{bar:40}] {pos}/{len} batches, every point ({eta})")
             .unwrap(),
     );
-    let reads_before: Vec<u64> =
-        points.iter().map(|p| p.chain.store.backend_reads().unwrap_or(0)).collect();
+    let reads_before: Vec<u64> = points.iter().map(|p| p.db.backend_reads().unwrap_or(0)).collect();
     while points.iter().any(|p| p.next < fixture.blocks.len()) {
         for p in points.iter_mut().filter(|p| p.next < fixture.blocks.len()) {
             let end = (p.next + p.batch).min(fixture.blocks.len());
             let blocks = &fixture.blocks[p.next..end];
             std::thread::sleep(options.sleep);
-            p.wall += dbs.prepare(&p.chain.store)?;
+            p.wall += dbs.prepare(&p.db)?;
             let pool = &pools[&p.threads];
             let t = Instant::now();
             let outcomes = pool.install(|| p.chain.import_batch(blocks)).with_context(|| {
@@ -276,7 +280,7 @@ pub(crate) fn run_sweep(
             blocks: p.blocks,
             gas: p.gas,
             parallel_blocks: p.parallel_blocks,
-            backend_reads: p.chain.store.backend_reads().unwrap_or(0) - before,
+            backend_reads: p.db.backend_reads().unwrap_or(0) - before,
         });
     }
     if let Some(first) = results.first() {

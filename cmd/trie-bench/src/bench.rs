@@ -4,6 +4,7 @@ use crate::store::{KvNodeStore, KvTrieNodes};
 use crate::workload::{self, Tx, FEE_WEI, SEQ, TOKEN};
 use alloy_primitives::{keccak256, Address, B256, U256};
 use anyhow::Context;
+use ethrex_bench_storage::BenchBackend;
 use ethrex_bintrie::{
     basic_data_key, code_hash_key, split_key, storage_slot_key, BasicData, BinaryTrie,
 };
@@ -91,7 +92,7 @@ pub struct Db {
     /// Where its files are.
     pub dir: PathBuf,
     kind: DbKind,
-    backend: Option<Arc<dyn KvBackend>>,
+    backend: Option<Arc<dyn BenchBackend>>,
     /// The state root (binary root, or the MPT's account-trie root).
     pub root: B256,
     /// Bytes of the database files after the prefill.
@@ -132,10 +133,11 @@ impl Db {
         entries: u64,
     ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let backend = kind.open_backend(Some(&dir))?;
+        let backend = ethrex_bench_storage::open_backend(kind, Some(&dir))?;
+        let kv: Arc<dyn KvBackend> = backend.clone();
         let root = match config.group_depth {
-            Some(g) => prefill_binary(&backend, g, entries)?,
-            None => prefill_mpt(&backend, entries)?,
+            Some(g) => prefill_binary(&kv, g, entries)?,
+            None => prefill_mpt(&kv, entries)?,
         };
         backend.sync()?;
         let size_bytes = dir_size(&dir);
@@ -154,14 +156,14 @@ impl Db {
                 backend.sync()?;
                 drop(backend);
             }
-            let how = ethrex_storage::os_cache::drop_page_cache(&self.dir)
+            let how = ethrex_bench_storage::os_cache::drop_page_cache(&self.dir)
                 .with_context(|| format!("dropping the page cache of {}", self.dir.display()))?;
             dropped = Some(how.name());
         }
         let backend = match &self.backend {
             Some(b) => b.clone(),
             None => {
-                let b = self.kind.open_backend(Some(&self.dir))?;
+                let b = ethrex_bench_storage::open_backend(self.kind, Some(&self.dir))?;
                 self.backend = Some(b.clone());
                 b
             }
@@ -169,7 +171,7 @@ impl Db {
         if cold {
             backend.drop_caches();
         }
-        Ok((backend, dropped))
+        Ok((backend as Arc<dyn KvBackend>, dropped))
     }
 
     /// One timed run of `txs` on this database, which then holds its writes.

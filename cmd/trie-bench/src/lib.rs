@@ -6,7 +6,7 @@
 //! transactions (configurations interleaved, so drift on a shared machine hits them
 //! alike): reads through the trie, the writes and the re-hash to the new root, the
 //! commit of the changed nodes. With `--cold` each run starts on a closed and reopened
-//! database whose page cache was dropped (`ethrex_storage::os_cache`). The first run
+//! database whose page cache was dropped (`ethrex_bench_storage::os_cache`). The first run
 //! is a warm-up; the report gives medians over the rest, their CV, and Mann-Whitney U
 //! p-values of the total times against GD-1 and the neighbouring depth, beside the
 //! published figures ([`report::published`]).

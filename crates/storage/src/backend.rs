@@ -73,41 +73,4 @@ pub trait KvBackend: Send + Sync + 'static {
     }
     /// The backend's name (`memory`, `mdbx`, `rocksdb`).
     fn kind(&self) -> &'static str;
-    /// Writes a copy of the database as it is now into `dest` (which must not exist), a
-    /// database `open` can open on its own. Every batch `write` returned from is in it.
-    /// Backends without files cannot.
-    fn checkpoint(&self, dest: &std::path::Path) -> Result<(), StoreError> {
-        Err(StoreError::Invalid(format!(
-            "the {} backend cannot copy itself to {}",
-            self.kind(),
-            dest.display()
-        )))
-    }
-    /// Rewrites the files into their most compact form (RocksDB: a full compaction), so
-    /// copies made later (`checkpoint`) share them and start without pending work.
-    /// Backends without such work have nothing to do.
-    fn compact(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-    /// Empties the backend's own read caches (RocksDB's block cache), so the next reads
-    /// go to the files. The OS page cache is not the backend's: see `os_cache`.
-    fn drop_caches(&self) {}
-    /// Reads the backend's index into memory and returns its size in bytes: what a
-    /// running node keeps cached while its data is cold, read back after a page-cache
-    /// drop so a cold measurement is cold data behind a warm index on every backend.
-    /// MDBX: every branch page of every B-tree (`mdbx::index`), read. RocksDB keeps its
-    /// index and filter blocks in its table readers' memory, which neither `drop_caches`
-    /// nor a page-cache drop evicts: nothing to read, their size reported. Backends
-    /// without files: nothing.
-    fn warm_index(&self) -> Result<u64, StoreError> {
-        Ok(0)
-    }
-    /// The directory holding the database's files, if it has any.
-    fn directory(&self) -> Option<&std::path::Path> {
-        None
-    }
-    /// How many reads reached the backend, for backends that count them (`SlowReads`).
-    fn reads(&self) -> Option<u64> {
-        None
-    }
 }

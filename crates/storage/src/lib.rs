@@ -3,11 +3,9 @@
 pub mod backend;
 pub mod changeset;
 pub mod codec;
-pub mod latency;
 pub mod mdbx;
 pub mod memory;
 mod node_cache;
-pub mod os_cache;
 pub mod persist;
 pub mod rocksdb;
 pub mod store;

@@ -9,13 +9,14 @@ use std::path::Path;
 /// which `sync` flushes to disk.
 pub struct RocksBackend {
     db: DB,
-    /// The block cache every column family shares; emptied by `drop_caches`.
-    block_cache: parking_lot::Mutex<rocksdb::Cache>,
+    /// The block cache every column family shares.
+    block_cache: rocksdb::Cache,
     path: std::path::PathBuf,
 }
 
-/// RocksDB's block cache: decompressed blocks of the files, shared by every table.
-const BLOCK_CACHE_BYTES: usize = 256 << 20;
+/// The capacity of RocksDB's block cache: decompressed blocks of the files, shared by
+/// every table.
+pub const BLOCK_CACHE_BYTES: usize = 256 << 20;
 
 fn err(e: rocksdb::Error) -> StoreError {
     StoreError::Backend(Box::new(e))
@@ -45,7 +46,24 @@ impl RocksBackend {
             ColumnFamilyDescriptor::new(t.name(), cf)
         });
         let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(err)?;
-        Ok(Self { db, block_cache: parking_lot::Mutex::new(block_cache), path: path.to_path_buf() })
+        Ok(Self { db, block_cache, path: path.to_path_buf() })
+    }
+
+    /// The directory holding the database's files.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The open database, for RocksDB operations this type does not wrap; each table is
+    /// the column family named `Table::name`.
+    pub fn db(&self) -> &DB {
+        &self.db
+    }
+
+    /// The block cache every table shares (`BLOCK_CACHE_BYTES`); a clone is a handle to
+    /// the same cache.
+    pub fn block_cache(&self) -> &rocksdb::Cache {
+        &self.block_cache
     }
 
     fn cf(&self, table: Table) -> Result<&rocksdb::ColumnFamily, StoreError> {
@@ -94,51 +112,5 @@ impl KvBackend for RocksBackend {
 
     fn kind(&self) -> &'static str {
         "rocksdb"
-    }
-
-    fn checkpoint(&self, dest: &Path) -> Result<(), StoreError> {
-        // Hard links to the immutable table files plus a copy of the live ones: cheap
-        // whatever the database's size, when `dest` is on the same file system.
-        // With the memtables on disk the copy links table files only, instead of copying
-        // the write-ahead log (and replaying it into new tables when it is opened).
-        self.db.flush_wal(true).map_err(err)?;
-        for table in Table::ALL {
-            self.db.flush_cf(self.cf(table)?).map_err(err)?;
-        }
-        rocksdb::checkpoint::Checkpoint::new(&self.db)
-            .and_then(|c| c.create_checkpoint(dest))
-            .map_err(err)
-    }
-
-    fn compact(&self) -> Result<(), StoreError> {
-        for table in Table::ALL {
-            self.db.flush_cf(self.cf(table)?).map_err(err)?;
-            self.db.compact_range_cf(self.cf(table)?, None::<&[u8]>, None::<&[u8]>);
-        }
-        Ok(())
-    }
-
-    fn warm_index(&self) -> Result<u64, StoreError> {
-        // Index and filter blocks live in the table readers (not in the block cache:
-        // `cache_index_and_filter_blocks` is off), loaded when a file opens.
-        let mut bytes = 0;
-        for table in Table::ALL {
-            bytes += self
-                .db
-                .property_int_value_cf(self.cf(table)?, "rocksdb.estimate-table-readers-mem")
-                .map_err(err)?
-                .unwrap_or(0);
-        }
-        Ok(bytes)
-    }
-
-    fn drop_caches(&self) {
-        let mut cache = self.block_cache.lock();
-        cache.set_capacity(0);
-        cache.set_capacity(BLOCK_CACHE_BYTES);
-    }
-
-    fn directory(&self) -> Option<&Path> {
-        Some(&self.path)
     }
 }

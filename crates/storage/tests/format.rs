@@ -1,5 +1,5 @@
 //! Pins the on-disk format: the table names and the exact key and value bytes a genesis,
-//! a block and an unwind leave in every table. Existing databases (and the bench
+//! a block and an unwind leave in every table. Existing databases (and the chain
 //! fixtures) are read with these bytes, so a change here is a format change.
 
 use alloy_primitives::{hex, Address, Bytes, B256, U256};

@@ -1,8 +1,6 @@
 //! MDBX backend: one named table per `Table`, one read-write transaction per batch,
-//! reads through a pool of renewed read transactions (`reads`), the B-tree's branch pages
-//! read back on demand (`index`).
+//! reads through a pool of renewed read transactions (`reads`).
 
-pub mod index;
 mod reads;
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
@@ -53,8 +51,8 @@ pub struct MdbxOptions {
     /// Let the OS read ahead around each page fault. Off by default: block import reads
     /// hash-keyed entries at random, so the pages read ahead are rarely the next ones
     /// wanted, and on a state larger than memory they evict pages that are. (On a file
-    /// smaller than memory read-ahead warms the whole file within seconds of a cold start,
-    /// which makes cold benchmarks of small databases measure memory, not the drive.)
+    /// smaller than memory read-ahead brings the whole file into memory within seconds of
+    /// a start with nothing cached.)
     pub readahead: bool,
     /// Database page size in bytes (a power of two, 256..=65536), fixed when the file is
     /// created; `None` lets MDBX choose (the OS page size, 4 KiB here).
@@ -191,16 +189,6 @@ fn write_batch<E: DatabaseKind>(db: &Database<E>, batch: &WriteBatch) -> Result<
     Ok(())
 }
 
-/// Reads `file` from start to end into the page cache, in large sequential reads.
-fn read_through(file: &Path) -> Result<(), StoreError> {
-    use std::io::Read;
-    let io = |e| StoreError::Io(file.display().to_string(), e);
-    let mut f = std::fs::File::open(file).map_err(io)?;
-    let mut buf = vec![0u8; 16 << 20];
-    while f.read(&mut buf).map_err(io)? > 0 {}
-    Ok(())
-}
-
 fn err(e: libmdbx::Error) -> StoreError {
     StoreError::Backend(Box::new(e))
 }
@@ -272,6 +260,22 @@ impl MdbxBackend {
         Ok(self.db.used_pages()? * self.page_size)
     }
 
+    /// The directory holding the database; its data file is `mdbx.dat` in it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The database page size in bytes, fixed when the file was created.
+    pub fn page_size(&self) -> u64 {
+        self.page_size
+    }
+
+    /// The environment's raw handle, for operations of MDBX's C API (`mdbx-sys`) this
+    /// type does not wrap. Valid for as long as `self`; the caller must not close it.
+    pub fn raw_env(&self) -> *mut ffi::MDBX_env {
+        self.db.ptr()
+    }
+
     /// Called after each commit: syncs when the policy says a steady point is due.
     fn maybe_sync(&self) -> Result<(), StoreError> {
         let mut steady = self.steady.lock();
@@ -309,58 +313,5 @@ impl KvBackend for MdbxBackend {
 
     fn kind(&self) -> &'static str {
         "mdbx"
-    }
-
-    fn checkpoint(&self, dest: &Path) -> Result<(), StoreError> {
-        // MDBX's compacting copy of a snapshot: the pages in use only, renumbered in tree
-        // order, so the copy leaves out the free pages a file accumulates (a third of the
-        // big-state genesis databases) and needs no steady point first. The lock file is
-        // per process and not copied.
-        use std::os::unix::ffi::OsStrExt;
-        std::fs::create_dir_all(dest).map_err(|e| StoreError::Io(dest.display().to_string(), e))?;
-        let file = dest.join("mdbx.dat");
-        // The copy walks the trees through the map, which faults pages in one at a time
-        // without read-ahead (see `MdbxOptions::readahead`): on a cold file, one random
-        // read per page (minutes for the 12 GB big-state genesis here). Reading the file
-        // through once first makes that one sequential read (`POSIX_FADV_WILLNEED` was
-        // tried and left most of it unread).
-        read_through(&self.path.join("mdbx.dat"))?;
-        let name = std::ffi::CString::new(file.as_os_str().as_bytes())
-            .map_err(|_| StoreError::Invalid(format!("{} has a NUL byte", file.display())))?;
-        // SAFETY: the environment is open for as long as `self`; `name` is a C string
-        // that outlives the call.
-        let rc = unsafe {
-            ffi::mdbx_env_copy(
-                self.db.ptr(),
-                name.as_ptr(),
-                ffi::MDBX_CP_COMPACT | ffi::MDBX_CP_FORCE_DYNAMIC_SIZE,
-            )
-        };
-        if rc != ffi::MDBX_SUCCESS {
-            return Err(StoreError::Invalid(format!(
-                "copying MDBX to {}: {}",
-                file.display(),
-                libmdbx::Error::from_err_code(rc)
-            )));
-        }
-        Ok(())
-    }
-
-    fn warm_index(&self) -> Result<u64, StoreError> {
-        let read = index::warm(&self.path.join("mdbx.dat"), self.page_size as usize)?;
-        Ok(read.pages * self.page_size)
-    }
-
-    fn drop_caches(&self) {
-        // MDBX has no cache of its own: its reads are the pages of its memory map, which
-        // a page-cache drop cannot evict while they are mapped. Letting go of them here
-        // makes a cold run cold for MDBX too.
-        if let Err(e) = crate::os_cache::release_mapped_pages(&self.path.join("mdbx.dat")) {
-            tracing::warn!(error = %e, "could not release MDBX's mapped pages; its reads stay warm");
-        }
-    }
-
-    fn directory(&self) -> Option<&Path> {
-        Some(&self.path)
     }
 }

@@ -33,22 +33,11 @@ impl Store {
     pub fn open(kind: DbKind, path: Option<&Path>) -> Result<Self, StoreError> {
         Ok(Self::new(open_backend(kind, path)?))
     }
-
-    /// As `open`, with every read that reaches the backend delayed by `read_latency` and
-    /// counted (`backend_reads`): see `latency`.
-    pub fn open_with_read_latency(
-        kind: DbKind,
-        path: Option<&Path>,
-        read_latency: std::time::Duration,
-    ) -> Result<Self, StoreError> {
-        let backend = open_backend(kind, path)?;
-        Ok(Self::new(Arc::new(crate::latency::SlowReads::new(backend, read_latency))))
-    }
 }
 
 impl DbKind {
-    /// The backend alone, without a `Store` over it (for tools that measure the
-    /// key-value layer itself). `path` is required for on-disk backends.
+    /// The backend alone, without a `Store` over it. `path` is required for on-disk
+    /// backends.
     pub fn open_backend(
         self,
         path: Option<&Path>,

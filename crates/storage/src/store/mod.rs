@@ -159,9 +159,9 @@ impl Store {
         self.persister.submit(merged)
     }
 
-    /// Empties the store's caches (trie nodes, accounts, slots, code) and the backend's,
-    /// after waiting for every accepted batch to reach the backend: the next reads of the
-    /// state go to the database. The OS page cache is dropped separately (`os_cache`).
+    /// Empties the store's own caches (trie nodes, accounts, slots, code), after waiting
+    /// for every accepted batch to reach the backend: the next reads of the state go to
+    /// the backend. The backend's caches, if it has any, are its own.
     pub fn clear_caches(&self) -> Result<(), StoreError> {
         self.flush()?;
         let _order = self.write_order.lock();
@@ -171,43 +171,19 @@ impl Store {
         self.flat.accounts.clear();
         self.flat.storage.clear();
         self.flat.code.clear();
-        self.backend.drop_caches();
         Ok(())
     }
 
-    /// Reads the database's index back into memory after a page-cache drop, once every
-    /// accepted batch is written (see `KvBackend::warm_index`); returns its size in bytes.
-    pub fn warm_index(&self) -> Result<u64, StoreError> {
+    /// Waits until every accepted batch is in the backend, then runs `f` with new batches
+    /// held back until it returns: while `f` runs, the backend holds exactly what was
+    /// accepted (for work on the backend's files, such as copying them).
+    pub fn with_writes_paused<R>(
+        &self,
+        f: impl FnOnce() -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
         self.flush()?;
         let _order = self.write_order.lock();
-        self.backend.warm_index()
-    }
-
-    /// Copies the database, every accepted batch included, into `dest` (a new
-    /// directory), which `Store::open` can then open as a store of its own.
-    pub fn checkpoint(&self, dest: &std::path::Path) -> Result<(), StoreError> {
-        self.flush()?;
-        let _order = self.write_order.lock();
-        self.backend.checkpoint(dest)
-    }
-
-    /// Waits for every accepted batch, then compacts the database's files (see
-    /// `KvBackend::compact`): for a database many copies will be made of.
-    pub fn compact(&self) -> Result<(), StoreError> {
-        self.flush()?;
-        let _order = self.write_order.lock();
-        self.backend.compact()
-    }
-
-    /// The directory holding the database files (none for the memory backend).
-    pub fn directory(&self) -> Option<std::path::PathBuf> {
-        self.backend.directory().map(std::path::Path::to_path_buf)
-    }
-
-    /// Reads that reached the backend so far, when it counts them (a store opened with
-    /// `open_with_read_latency`).
-    pub fn backend_reads(&self) -> Option<u64> {
-        self.backend.reads()
+        f()
     }
 
     /// Waits until every accepted batch is on disk; reports a failed write.

@@ -6,8 +6,9 @@
 //! read blocked on a real drive does. Reads served by the store's caches or the overlay of
 //! unwritten batches never get here and pay nothing.
 
-use crate::backend::{Entries, KvBackend, Table, WriteBatch};
-use crate::StoreError;
+use crate::BenchBackend;
+use ethrex_storage::backend::{Entries, KvBackend, Table, WriteBatch};
+use ethrex_storage::StoreError;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,14 +16,14 @@ use std::time::Duration;
 
 /// `inner` with `latency` added to every point read and prefix scan, and a count of them.
 pub struct SlowReads {
-    inner: Arc<dyn KvBackend>,
+    inner: Arc<dyn BenchBackend>,
     latency: Duration,
     reads: AtomicU64,
 }
 
 impl SlowReads {
     /// Wraps `inner`; a zero `latency` only counts reads.
-    pub fn new(inner: Arc<dyn KvBackend>, latency: Duration) -> Self {
+    pub fn new(inner: Arc<dyn BenchBackend>, latency: Duration) -> Self {
         Self { inner, latency, reads: AtomicU64::new(0) }
     }
 
@@ -62,7 +63,9 @@ impl KvBackend for SlowReads {
     fn kind(&self) -> &'static str {
         self.inner.kind()
     }
+}
 
+impl BenchBackend for SlowReads {
     fn checkpoint(&self, dest: &Path) -> Result<(), StoreError> {
         self.inner.checkpoint(dest)
     }
@@ -107,7 +110,7 @@ fn precise_sleeps() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::MemoryBackend;
+    use ethrex_storage::memory::MemoryBackend;
     use std::time::Instant;
 
     #[test]

@@ -1,5 +1,5 @@
 //! MDBX's index: the branch pages of every B-tree, read into the page cache on demand
-//! (`KvBackend::warm_index`).
+//! (`BenchBackend::warm_index`).
 //!
 //! A running node with a state larger than its memory keeps its database's index cached
 //! and its data cold: the index is small and every lookup passes through it. RocksDB keeps
@@ -15,7 +15,7 @@
 //! read is checked (type, page number, and per tree the count of branch pages against the
 //! tree's own record), so a misread fails with an error instead of warming the wrong pages.
 
-use crate::StoreError;
+use ethrex_storage::StoreError;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -239,8 +239,10 @@ pub fn warm(path: &Path, page_size: usize) -> Result<IndexPages, StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Env, MdbxBackend, MdbxOptions};
-    use crate::backend::{KvBackend, Table, WriteBatch};
+    use crate::BenchBackend;
+    use ethrex_storage::mdbx::{MdbxBackend, MdbxOptions};
+    use ethrex_storage::{KvBackend, Table, WriteBatch};
+    use mdbx_sys as ffi;
 
     /// A deterministic spread of 32-byte keys (a multiplicative hash of `i`).
     fn key(i: u64) -> Vec<u8> {
@@ -271,20 +273,40 @@ mod tests {
     }
 
     /// Branch pages of the main tree and every table, and the greatest height, by
-    /// MDBX's own statistics.
+    /// MDBX's own statistics (`mdbx_dbi_stat` in a read transaction).
     fn mdbx_counts(db: &MdbxBackend) -> (u64, u32) {
-        fn counts<E: libmdbx::DatabaseKind>(env: &libmdbx::Database<E>) -> (u64, u32) {
-            let txn = env.begin_ro_txn().unwrap();
-            let mut stats = vec![txn.table_stat(&txn.open_table(None).unwrap()).unwrap()];
-            for table in Table::ALL {
-                stats.push(txn.table_stat(&txn.open_table(Some(table.name())).unwrap()).unwrap());
+        let check = |rc: i32, what: &str| assert_eq!(rc, ffi::MDBX_SUCCESS, "{what}");
+        let mut txn = std::ptr::null_mut();
+        // SAFETY: the environment is open for as long as `db`; the transaction is
+        // aborted below, and every pointer passed outlives its call.
+        unsafe {
+            check(
+                ffi::mdbx_txn_begin_ex(
+                    db.raw_env(),
+                    std::ptr::null_mut(),
+                    ffi::MDBX_TXN_RDONLY,
+                    &mut txn,
+                    std::ptr::null_mut(),
+                ),
+                "begin",
+            );
+            let mut stats = Vec::new();
+            let names = std::iter::once(None)
+                .chain(Table::ALL.iter().map(|t| Some(std::ffi::CString::new(t.name()).unwrap())));
+            for name in names {
+                let mut dbi = 0;
+                let name_ptr = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
+                check(ffi::mdbx_dbi_open(txn, name_ptr, 0, &mut dbi), "open");
+                let mut stat: ffi::MDBX_stat = std::mem::zeroed();
+                check(
+                    ffi::mdbx_dbi_stat(txn, dbi, &mut stat, std::mem::size_of::<ffi::MDBX_stat>()),
+                    "stat",
+                );
+                stats.push(stat);
             }
-            let pages = stats.iter().map(|s| s.branch_pages() as u64).sum();
-            (pages, stats.iter().map(|s| s.depth()).max().unwrap())
-        }
-        match &db.db {
-            Env::WriteMap(env) => counts(env),
-            Env::Copied(env) => counts(env),
+            ffi::mdbx_txn_abort(txn);
+            let pages = stats.iter().map(|s| s.ms_branch_pages).sum();
+            (pages, stats.iter().map(|s| s.ms_depth).max().unwrap())
         }
     }
 

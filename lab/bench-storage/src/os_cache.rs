@@ -6,7 +6,7 @@
 //! file of the database gets `posix_fadvise(POSIX_FADV_DONTNEED)`, which drops its clean,
 //! unmapped pages. Neither evicts pages a process has mapped (MDBX maps its file): those
 //! stay resident until the mapping lets go of them, which `release_mapped_pages` asks
-//! for (the MDBX backend calls it from `KvBackend::drop_caches`).
+//! for (the MDBX backend calls it from `BenchBackend::drop_caches`).
 
 use std::path::Path;
 
