@@ -67,24 +67,7 @@ echo "== import-bench on a small filled state: --cold --batch 1,4 (state roots c
 "$ETHREX" import-bench --fixture "$SCRATCH/big/stress.rlp" --mode all --threads 1,4 \
     --batch 1,4 --bal-design batched-io,parallel-io --cold --read-latency-us 20 --sleep-ms 0 \
     --json "$SCRATCH/big/bench.json"
-python3 - "$SCRATCH/big/bench.json" <<'PY'
-import json, sys
-report = json.load(open(sys.argv[1]))
-assert report["io"]["cold"] and report["io"]["read_latency_us"] == 20, report["io"]
-assert set(report["modes"]) == {"sequential", "sequential-pooled", "parallel", "ceiling",
-                               "design:type2", "design:parallel-io"}, report["modes"].keys()
-assert all(m["wall_ms"] > 0 for m in report["modes"].values())
-assert len({m["final_state_root"] for m in report["modes"].values()}) == 1, "modes disagree"
-sweep = report["sweep"]
-assert len(sweep) == 4 * 2 * 2, len(sweep)
-roots = {p["final_state_root"] for p in sweep}
-assert len(roots) == 1, roots
-assert all(p["blocks"] == report["fixture"]["blocks"] for p in sweep)
-assert all(p["backend_reads"] > 0 for p in sweep), "a cold run read nothing from the database"
-batched = [p for p in sweep if p["batch"] == 4 and p["mode"] != "sequential"]
-assert batched and all(p["parallel_blocks"] == p["blocks"] for p in batched), batched
-print(f"{len(sweep)} sweep points, one final state root {roots.pop()}")
-PY
+python3 bench/check_reports.py import-bench "$SCRATCH/big/bench.json"
 echo "== bench/io-study.sh --quick (the study's tables, seconds-long version)"
 IO_STUDY_FIXTURES="$SCRATCH/io-study-fixtures" bench/io-study.sh --quick "$SCRATCH/io-study"
 
@@ -96,36 +79,14 @@ echo "== bal-lab sizes and import-bench --bal-design all on the small stress cha
 "$ETHREX" bal-lab sizes --ef "$FIXTURES" --json "$SCRATCH/ef-sizes.json"
 "$ETHREX" import-bench --fixture "$SCRATCH/stress/stress.rlp" --mode sequential --bal-design all \
     --sleep-ms 0 --json "$SCRATCH/designs.json"
-python3 - "$SCRATCH/sizes.json" "$SCRATCH/designs.json" "$SCRATCH/ef-sizes.json" <<'PY'
-import json, sys
-sizes = json.load(open(sys.argv[1]))["designs"]
-names = {"type1", "type2", "type3", "type4", "type5", "type6", "full", "parallel-io"}
-assert set(sizes) == names, sizes.keys()
-assert all(s["blocks"] == 3 and s["mean_bytes"] > 0 for s in sizes.values()), sizes
-ef = json.load(open(sys.argv[3]))["designs"]
-assert set(ef) == names and all(s["blocks"] > 0 for s in ef.values()), ef
-modes = json.load(open(sys.argv[2]))["modes"]
-assert set(modes) == {"sequential"} | {"design:" + n for n in names}, modes.keys()
-roots = {m["final_state_root"] for m in modes.values()}
-assert len(roots) == 1, roots
-print(f"{len(sizes)} designs sized; {len(modes) - 1} design consumers at state root {roots.pop()}")
-PY
+python3 bench/check_reports.py bal-designs "$SCRATCH/sizes.json" "$SCRATCH/designs.json" "$SCRATCH/ef-sizes.json"
 
 # The storage study: raw reads on both backends (every value read back is checked against
 # the value written, or db-bench fails), then the whole study at toy size.
 echo "== db-bench on both backends (seconds-long)"
 "$ETHREX" db-bench --db both --entries 50000 --threads 1,4 --seconds 0.3 --cold \
     --json "$SCRATCH/db-bench.json" --plot "$SCRATCH/db-bench.svg"
-python3 - "$SCRATCH/db-bench.json" <<'PY'
-import json, sys
-report = json.load(open(sys.argv[1]))
-assert set(report["load"]) == {"mdbx", "rocksdb"}, report["load"].keys()
-assert all(l["entries"] == 50000 and l["bytes_on_disk"] > 0 for l in report["load"].values())
-points = report["points"]
-assert sorted((p["db"], p["threads"]) for p in points) == [("mdbx", 1), ("mdbx", 4), ("rocksdb", 1), ("rocksdb", 4)]
-assert all(p["cold"] and p["iops"] > 0 and 0 < p["p50_us"] <= p["p99_us"] for p in points), points
-print(f"db-bench: {len(points)} points, {sum(p['reads'] for p in points)} reads checked")
-PY
+python3 bench/check_reports.py db-bench "$SCRATCH/db-bench.json"
 echo "== bench/db-study.sh --quick"
 DB_STUDY_FIXTURES="$SCRATCH/db-study-fixtures" bench/db-study.sh --quick "$SCRATCH/db-study"
 
@@ -138,11 +99,4 @@ echo "== trie-bench (seconds-long)"
 "$ETHREX" trie-bench --scheme mpt,binary --group-depth 1,2,3,4,5,6,7,8 \
     --workload erc20-balanceof,erc20-approve,erc20-mixed,sload-seq,sstore-seq \
     --entries 2000 --txs 50 --runs 3 --json "$SCRATCH/trie-bench.json"
-python3 - "$SCRATCH/trie-bench.json" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-assert len(rows) == 5 * 9, len(rows)
-assert {(r["scheme"], r["group_depth"]) for r in rows} == {("mpt", None)} | {("binary", g) for g in range(1, 9)}
-assert all(r["runs"] == 3 and r["median_ms"]["total"] > 0 and r["mgas_per_s"] > 0 for r in rows)
-print(f"trie-bench: {len(rows)} rows")
-PY
+python3 bench/check_reports.py trie-bench "$SCRATCH/trie-bench.json"

@@ -7,6 +7,7 @@ use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{Block, BlockBody, Header, KECCAK_EMPTY};
 use ethrex_storage::Store;
 use ethrex_vm::AccountChange;
+use revm::bytecode::Bytecode;
 use std::collections::BTreeMap;
 
 /// One genesis account.
@@ -69,6 +70,7 @@ pub fn init_genesis(
     header: Header,
     alloc: &BTreeMap<Address, GenesisAccount>,
 ) -> Result<B256, BlockError> {
+    check_alloc_code(alloc)?;
     if let Some(existing) = store.genesis_hash()? {
         let hash = header.hash_slow();
         if existing != hash {
@@ -90,6 +92,20 @@ pub fn init_genesis(
         Block { header, body: BlockBody { transactions: vec![], ommers: vec![], withdrawals } };
     store.commit_genesis(hash, &block, update)?;
     Ok(hash)
+}
+
+/// Rejects an allocation with code revm cannot load (an EIP-7702 designator, `0xef01..`,
+/// of the wrong length or version): stored unchecked, it would fail (or, through revm's
+/// `Bytecode::new_raw`, panic) the first time a block reads it.
+fn check_alloc_code(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<(), BlockError> {
+    for (address, account) in alloc {
+        if let Err(e) = Bytecode::new_raw_checked(account.code.clone()) {
+            return Err(BlockError::Malformed(format!(
+                "genesis account {address} has malformed code: {e}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A genesis header for a geth-style genesis file, with the fields its fork requires.

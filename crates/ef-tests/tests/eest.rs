@@ -1,21 +1,14 @@
-//! Runs every EF blockchain test under `$EEST_FIXTURES` (default `../shared/fixtures/eest-glamsterdam`
-//! next to the workspace) on each database backend.
+//! Runs every EF blockchain test under `$EEST_FIXTURES` on each database backend (skipped,
+//! with the reason printed, when `EEST_FIXTURES` is not set).
+
+mod common;
 
 use ethrex_ef_tests::{find_fixture_files, run_file, Counts, Mode, RunOptions};
 use ethrex_storage::DbKind;
 use rayon::prelude::*;
-use std::path::PathBuf;
-
-fn fixtures_dir() -> PathBuf {
-    match std::env::var_os("EEST_FIXTURES") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/fixtures/eest-glamsterdam"),
-    }
-}
 
 fn run_all(db: DbKind, mode: Mode) {
-    let dir = fixtures_dir();
+    let Some(dir) = common::fixtures_root() else { return };
     let files = find_fixture_files(std::slice::from_ref(&dir))
         .unwrap_or_else(|e| panic!("fixtures at {}: {e}", dir.display()));
     assert!(!files.is_empty(), "no fixtures under {}", dir.display());

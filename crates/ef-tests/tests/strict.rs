@@ -1,31 +1,26 @@
 //! The runner's strictness: a decode failure satisfies only decode-class exceptions, a
 //! wrong rejection reason or an accepted invalid block fails, `postStateHash` is checked,
-//! and every entry of a file is counted (other formats skipped with a reason).
+//! and every entry of a file is counted (other formats skipped with a reason). Built on
+//! fixture files, so skipped (with the reason printed) when `EEST_FIXTURES` is not set.
+
+mod common;
 
 use ethrex_ef_tests::{run_file, Counts, Mode, Outcome, RunOptions};
 use ethrex_storage::DbKind;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::Path;
 
-fn fixtures_root() -> PathBuf {
-    match std::env::var_os("EEST_FIXTURES") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/fixtures/eest-glamsterdam"),
-    }
-}
-
-/// The single test of a fixture file: (name, test).
-fn fixture(relative: &str) -> (String, Value) {
-    let path = fixtures_root().join(relative);
+/// The single test of a fixture file under `root`: (name, test).
+fn fixture(root: &Path, relative: &str) -> (String, Value) {
+    let path = root.join(relative);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let v: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
     assert_eq!(v.len(), 1, "{relative} should hold one test");
     v.into_iter().next().unwrap()
 }
 
-fn valid_transfer() -> Value {
-    fixture("block_access_lists_eip7002/bal_7002_no_withdrawal_requests.json").1
+fn valid_transfer(root: &Path) -> Value {
+    fixture(root, "block_access_lists_eip7002/bal_7002_no_withdrawal_requests.json").1
 }
 
 fn run_entries(entries: Value) -> Vec<(String, Outcome)> {
@@ -53,8 +48,8 @@ fn failure(outcome: Outcome) -> String {
 
 /// The self-transfer test with its only block made invalid in the given way: the chain
 /// must then end at genesis with the genesis state.
-fn rejected_block(edit: impl Fn(&mut Value), exception: &str) -> Value {
-    let mut test = valid_transfer();
+fn rejected_block(root: &Path, edit: impl Fn(&mut Value), exception: &str) -> Value {
+    let mut test = valid_transfer(root);
     edit(&mut test["blocks"][0]);
     test["blocks"][0]["expectException"] = json!(exception);
     test["lastblockhash"] = test["genesisBlockHeader"]["hash"].clone();
@@ -73,13 +68,14 @@ fn garble_bal(block: &mut Value) {
 
 #[test]
 fn undecodable_block_satisfies_decode_class_exceptions() {
+    let Some(root) = common::fixtures_root() else { return };
     for exception in [
         "BlockException.RLP_STRUCTURES_ENCODING",
         "BlockException.INCORRECT_BLOCK_FORMAT",
         "BlockException.INVALID_BAL_HASH|BlockException.RLP_STRUCTURES_ENCODING",
     ] {
         assert_eq!(
-            run_one(rejected_block(truncate_rlp, exception)),
+            run_one(rejected_block(&root, truncate_rlp, exception)),
             Outcome::Passed,
             "{exception}"
         );
@@ -88,13 +84,14 @@ fn undecodable_block_satisfies_decode_class_exceptions() {
 
 #[test]
 fn undecodable_block_does_not_satisfy_other_exceptions() {
+    let Some(root) = common::fixtures_root() else { return };
     for exception in [
         "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS",
         "BlockException.INVALID_BLOCK_ACCESS_LIST",
         "BlockException.INVALID_BAL_HASH|BlockException.INVALID_BLOCK_HASH",
         "BlockException.RLP_BLOCK_LIMIT_EXCEEDED",
     ] {
-        let reason = failure(run_one(rejected_block(truncate_rlp, exception)));
+        let reason = failure(run_one(rejected_block(&root, truncate_rlp, exception)));
         assert!(
             reason.contains("block RLP does not decode") && reason.contains("does not satisfy"),
             "{exception}: {reason}"
@@ -104,10 +101,15 @@ fn undecodable_block_does_not_satisfy_other_exceptions() {
 
 #[test]
 fn undecodable_bal_satisfies_only_bal_format_exceptions() {
+    let Some(root) = common::fixtures_root() else { return };
     for exception in
         ["BlockException.INVALID_BLOCK_ACCESS_LIST", "BlockException.INCORRECT_BLOCK_FORMAT"]
     {
-        assert_eq!(run_one(rejected_block(garble_bal, exception)), Outcome::Passed, "{exception}");
+        assert_eq!(
+            run_one(rejected_block(&root, garble_bal, exception)),
+            Outcome::Passed,
+            "{exception}"
+        );
     }
     for exception in [
         "BlockException.INVALID_BAL_HASH",
@@ -115,7 +117,7 @@ fn undecodable_bal_satisfies_only_bal_format_exceptions() {
         "BlockException.RLP_STRUCTURES_ENCODING",
         "TransactionException.INSUFFICIENT_ACCOUNT_FUNDS",
     ] {
-        let reason = failure(run_one(rejected_block(garble_bal, exception)));
+        let reason = failure(run_one(rejected_block(&root, garble_bal, exception)));
         assert!(
             reason.contains("block access list does not decode")
                 && reason.contains("does not satisfy"),
@@ -126,7 +128,8 @@ fn undecodable_bal_satisfies_only_bal_format_exceptions() {
 
 #[test]
 fn rejection_for_another_reason_fails() {
-    let (_, mut test) = fixture("block_access_lists_invalid/bal_invalid_missing_nonce.json");
+    let Some(root) = common::fixtures_root() else { return };
+    let (_, mut test) = fixture(&root, "block_access_lists_invalid/bal_invalid_missing_nonce.json");
     assert_eq!(run_one(test.clone()), Outcome::Passed);
     test["blocks"][0]["expectException"] =
         json!("BlockException.INVALID_BAL_HASH|TransactionException.NONCE_MISMATCH_TOO_LOW");
@@ -136,14 +139,15 @@ fn rejection_for_another_reason_fails() {
 
 #[test]
 fn valid_block_expected_to_fail_fails() {
-    let mut test = valid_transfer();
+    let Some(root) = common::fixtures_root() else { return };
+    let mut test = valid_transfer(&root);
     test["blocks"][0]["expectException"] = json!("BlockException.INVALID_BLOCK_ACCESS_LIST");
     let reason = failure(run_one(test));
     assert!(reason.contains("imported, but the fixture expects"), "{reason}");
 }
 
-fn with_post_state_hash(hash: &str) -> Value {
-    let mut test = valid_transfer();
+fn with_post_state_hash(root: &Path, hash: &str) -> Value {
+    let mut test = valid_transfer(root);
     test.as_object_mut().unwrap().remove("postState");
     test["postStateHash"] = json!(hash);
     test
@@ -151,16 +155,20 @@ fn with_post_state_hash(hash: &str) -> Value {
 
 #[test]
 fn post_state_hash_is_checked() {
-    let good =
-        valid_transfer()["blocks"][0]["blockHeader"]["stateRoot"].as_str().unwrap().to_string();
-    assert_eq!(run_one(with_post_state_hash(&good)), Outcome::Passed);
+    let Some(root) = common::fixtures_root() else { return };
+    let good = valid_transfer(&root)["blocks"][0]["blockHeader"]["stateRoot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(run_one(with_post_state_hash(&root, &good)), Outcome::Passed);
 
     let wrong = format!("0x{}", "11".repeat(32));
-    let reason = failure(run_one(with_post_state_hash(&wrong)));
+    let reason = failure(run_one(with_post_state_hash(&root, &wrong)));
     assert!(reason.contains("postStateHash") && reason.contains(&wrong[2..]), "{reason}");
 
     // After a rejected block the head is genesis: its state root is the one to match.
-    let mut rejected = rejected_block(truncate_rlp, "BlockException.RLP_STRUCTURES_ENCODING");
+    let mut rejected =
+        rejected_block(&root, truncate_rlp, "BlockException.RLP_STRUCTURES_ENCODING");
     rejected.as_object_mut().unwrap().remove("postState");
     rejected["postStateHash"] = rejected["genesisBlockHeader"]["stateRoot"].clone();
     assert_eq!(run_one(rejected.clone()), Outcome::Passed);
@@ -170,7 +178,8 @@ fn post_state_hash_is_checked() {
 
 #[test]
 fn post_state_or_its_hash_is_required() {
-    let mut test = valid_transfer();
+    let Some(root) = common::fixtures_root() else { return };
+    let mut test = valid_transfer(&root);
     test.as_object_mut().unwrap().remove("postState");
     let reason = failure(run_one(test));
     assert!(reason.contains("neither postState nor postStateHash"), "{reason}");
@@ -178,7 +187,8 @@ fn post_state_or_its_hash_is_required() {
 
 #[test]
 fn every_entry_of_a_file_is_counted() {
-    let valid = valid_transfer();
+    let Some(root) = common::fixtures_root() else { return };
+    let valid = valid_transfer(&root);
     let mut wrong_head = valid.clone();
     wrong_head["lastblockhash"] = json!(format!("0x{}", "22".repeat(32)));
     let mut berlin = valid.clone();
@@ -241,7 +251,7 @@ fn every_entry_of_a_file_is_counted() {
     let results: Vec<_> = {
         std::fs::write(
             &path,
-            json!({ "x": valid_transfer(), "y": { "txbytes": "0x" } }).to_string(),
+            json!({ "x": valid_transfer(&root), "y": { "txbytes": "0x" } }).to_string(),
         )
         .unwrap();
         run_file(&path, &RunOptions::new(DbKind::Memory, Mode::Sequential))
@@ -252,7 +262,8 @@ fn every_entry_of_a_file_is_counted() {
 
 #[test]
 fn counts_of_a_mixed_file() {
-    let valid = valid_transfer();
+    let Some(root) = common::fixtures_root() else { return };
+    let valid = valid_transfer(&root);
     let mut wrong_head = valid.clone();
     wrong_head["lastblockhash"] = json!(format!("0x{}", "33".repeat(32)));
     let dir = tempfile::tempdir().unwrap();

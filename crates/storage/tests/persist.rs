@@ -7,7 +7,7 @@ use ethrex_storage::persist::MAX_PENDING_BATCHES;
 use ethrex_storage::{CacheSizes, KvBackend, Store, StoreError, Table, WriteBatch};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A memory backend whose writes wait while the test holds `gate`, and which can be told
 /// to fail its n-th write.
@@ -154,10 +154,19 @@ fn commits_wait_when_the_disk_falls_behind() {
             }
         })
     };
-    std::thread::sleep(Duration::from_millis(300));
-    // One batch is with the (blocked) backend, the queue holds the bound, one waits.
+    // One batch is with the (blocked) backend and the queue holds the bound: the writer
+    // gets that far, whatever the machine's speed, and then waits. Polled, with a deadline
+    // far above any scheduling delay, rather than a fixed sleep.
+    let bound = MAX_PENDING_BATCHES + 1;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while accepted.load(Ordering::SeqCst) < bound {
+        assert!(Instant::now() < deadline, "the writer never filled the queue");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let waiting = accepted.load(Ordering::SeqCst);
     assert!(waiting <= MAX_PENDING_BATCHES + 2, "{waiting} batches accepted with the disk stalled");
+    assert!(!writer.is_finished(), "every write was accepted with the disk stalled");
+    assert_eq!(backend.writes.load(Ordering::SeqCst), 0, "the backend is still blocked");
     drop(gate);
     writer.join().unwrap();
     store.flush().unwrap();

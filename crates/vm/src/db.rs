@@ -16,6 +16,16 @@ pub enum StoreDbError {
     /// An account's code hash names code the store does not hold.
     #[error("code {0} missing from store")]
     MissingCode(B256),
+    /// The store holds code under the hash that revm cannot load (e.g. an EIP-7702
+    /// designator, `0xef01..`, of the wrong length or version).
+    #[error("code {hash} in the store is malformed: {error}")]
+    MalformedCode {
+        /// The code's hash.
+        hash: B256,
+        /// Why revm rejects it.
+        #[source]
+        error: revm::bytecode::BytecodeDecodeError,
+    },
     /// A header on the parent's chain, needed for BLOCKHASH, is missing.
     #[error("ancestor header {0} missing")]
     MissingAncestor(B256),
@@ -86,7 +96,9 @@ impl DatabaseRef for StoreDb {
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
         match self.store.code(&code_hash)? {
-            Some(code) => Ok(Bytecode::new_raw(code)),
+            // Checked: revm's `new_raw` panics on malformed `0xef01` code.
+            Some(code) => Bytecode::new_raw_checked(code)
+                .map_err(|error| StoreDbError::MalformedCode { hash: code_hash, error }),
             None if code_hash == ethrex_common::KECCAK_EMPTY => Ok(Bytecode::default()),
             None => Err(StoreDbError::MissingCode(code_hash)),
         }
