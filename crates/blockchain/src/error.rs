@@ -72,6 +72,16 @@ pub enum InvalidBlock {
     #[error("block access list is malformed: {0}")]
     BalFormat(BalFormError),
 
+    /// A genesis account's code is not bytecode revm can load (an EIP-7702 designator,
+    /// `0xef01..`, of the wrong length or version).
+    #[error("genesis account {address} has malformed code: {reason}")]
+    MalformedGenesisCode {
+        /// The account.
+        address: Address,
+        /// Why revm refuses the code.
+        reason: revm::bytecode::BytecodeDecodeError,
+    },
+
     // ---- header against parent ----
     /// The number is not the parent's plus one.
     #[error("block number {got} is not parent number + 1 ({expected})")]
@@ -407,7 +417,9 @@ impl InvalidBlock {
     pub fn ef_exception(&self) -> &'static str {
         use InvalidBlock as E;
         match self {
-            E::BalFormat(_) => "BlockException.INCORRECT_BLOCK_FORMAT",
+            E::BalFormat(_) | E::MalformedGenesisCode { .. } => {
+                "BlockException.INCORRECT_BLOCK_FORMAT"
+            }
             E::InvalidNumber { .. } => "BlockException.INVALID_BLOCK_NUMBER",
             E::InvalidTimestamp { .. } => {
                 "BlockException.INVALID_BLOCK_TIMESTAMP_OLDER_THAN_PARENT"

@@ -100,9 +100,7 @@ pub fn init_genesis(
 fn check_alloc_code(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<(), BlockError> {
     for (address, account) in alloc {
         if let Err(e) = Bytecode::new_raw_checked(account.code.clone()) {
-            return Err(BlockError::Malformed(format!(
-                "genesis account {address} has malformed code: {e}"
-            )));
+            return Err(InvalidBlock::MalformedGenesisCode { address: *address, reason: e }.into());
         }
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! The consensus checks of `ethrex_blockchain::validation`, one rule at a time: each test
 //! takes a valid header, body or BAL, shows it accepted, then breaks one thing and expects
-//! the rejection the EF tests name (`BlockError::ef_exception`).
+//! the rejection the EF tests name (`InvalidBlock::ef_exception`).
 
 use alloy_consensus::crypto::secp256k1::sign_message;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
@@ -9,12 +9,13 @@ use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
 use alloy_eips::eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange, ITEM_COST};
 use alloy_primitives::{Address, Bytes, TxKind, B256, B64, U256};
+use ethrex_blockchain::error::AccountOrderViolation;
 use ethrex_blockchain::genesis::genesis_header_at;
 use ethrex_blockchain::validation::{
     account_order_violation, validate_bal_form, validate_bal_hash, validate_body,
     validate_header_against_parent, validate_header_fields,
 };
-use ethrex_blockchain::BlockError;
+use ethrex_blockchain::InvalidBlock;
 use ethrex_common::{
     compute_block_access_list_hash, AccountChanges, Block, BlockAccessList, BlockBody, ChainConfig,
     Fork, Header, Transaction, Withdrawal, EMPTY_ROOT_HASH,
@@ -27,7 +28,7 @@ type Verdict = Result<(), &'static str>;
 
 /// The rejection as the EF tests name it; kept to one place so that the error type can
 /// change shape without the tests following.
-fn verdict(result: Result<(), BlockError>) -> Verdict {
+fn verdict(result: Result<(), InvalidBlock>) -> Verdict {
     result.map_err(|e| e.ef_exception())
 }
 
@@ -418,14 +419,17 @@ fn account_order_is_reported_and_judged_after_execution() {
     let mut swapped = bal();
     swapped.swap(0, 2);
     let violation = account_order_violation(&swapped).expect("out of order");
-    assert!(violation.contains("listed after"), "{violation}");
+    assert_eq!(
+        violation,
+        AccountOrderViolation::Descending {
+            earlier: swapped[0].address,
+            later: swapped[1].address
+        }
+    );
     let mut twice = bal();
     twice.insert(1, AccountChanges::new(Address::repeat_byte(0x11)));
     let violation = account_order_violation(&twice).expect("duplicate");
-    assert!(
-        violation.contains(&format!("{} listed twice", Address::repeat_byte(0x11))),
-        "{violation}"
-    );
+    assert_eq!(violation, AccountOrderViolation::Duplicate(Address::repeat_byte(0x11)));
     // The form check leaves the account order to the comparison with execution.
     let header = child_of(&parent());
     assert_eq!(verdict(validate_bal_form(&header, &swapped, 2)), Ok(()));

@@ -130,25 +130,15 @@ fn malformed_code_read_from_the_store_is_an_error() {
 #[test]
 fn calling_malformed_code_fails_sequential_execution() {
     let block = block();
-    let err = execute_block_sequential(
-        db(&store_with(&designator(5))),
-        &block,
-        &[sender()],
-        &config(),
-        true,
-    )
-    .expect_err("the call cannot load its code");
+    let err =
+        execute_block_sequential(db(&store_with(&designator(5))), &block, &[sender()], &config())
+            .expect_err("the call cannot load its code");
     assert!(matches!(err, ExecutionError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("malformed"), "{err}");
     // The same block on well-formed code executes.
-    let output = execute_block_sequential(
-        db(&store_with(&designator(20))),
-        &block,
-        &[sender()],
-        &config(),
-        true,
-    )
-    .unwrap();
+    let output =
+        execute_block_sequential(db(&store_with(&designator(20))), &block, &[sender()], &config())
+            .unwrap();
     assert_eq!(output.receipts.len(), 1);
 }
 
@@ -156,21 +146,16 @@ fn calling_malformed_code_fails_sequential_execution() {
 fn calling_malformed_code_on_a_parallel_worker_is_not_a_panic() {
     let block = block();
     // The BAL of the block on well-formed code: the read of CONTRACT is listed.
-    let bal = execute_block_sequential(
-        db(&store_with(&designator(20))),
-        &block,
-        &[sender()],
-        &config(),
-        true,
-    )
-    .unwrap()
-    .bal
-    .unwrap();
+    let bal =
+        execute_block_sequential(db(&store_with(&designator(20))), &block, &[sender()], &config())
+            .unwrap()
+            .bal
+            .unwrap();
     let store = store_with(&designator(5));
     let db = db(&store);
     match run_transactions_parallel(&db, &block, &config(), &bal, Schedule::BlockOrder) {
-        Ok(ParallelRun::BalMismatch { reason }) => {
-            assert!(reason.contains("malformed"), "{reason}")
+        Ok(ParallelRun::BalMismatch(reason)) => {
+            assert!(reason.to_string().contains("malformed"), "{reason}")
         }
         Ok(ParallelRun::Ran(_)) => panic!("executed on code that cannot be loaded"),
         Err(e) => assert!(e.to_string().contains("malformed"), "{e}"),

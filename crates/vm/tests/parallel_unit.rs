@@ -19,7 +19,7 @@ use alloy_primitives::{keccak256, Address, Bytes, TxKind, B256, U256};
 use ethrex_common::{Block, BlockAccessList, BlockBody, ChainConfig, Fork, Receipt, Transaction};
 use ethrex_vm::{
     execute_block_sequential, recover_senders, run_transactions_parallel, AccountChange,
-    BlockExecutionOutput, ExecutionError, ParallelRun, Schedule,
+    BlockExecutionOutput, ExecutionError, ParallelRun, Recovery, Schedule,
 };
 use revm::database::{CacheDB, EmptyDB};
 use revm::state::{AccountInfo, Bytecode};
@@ -133,8 +133,8 @@ impl From<BlockExecutionOutput> for Output {
 }
 
 fn sequential(block: &Block) -> Result<Output, ExecutionError> {
-    let senders = recover_senders(&block.body.transactions, false)?;
-    Ok(execute_block_sequential(pre_state(), block, &senders, &config(), true)?.into())
+    let senders = recover_senders(&block.body.transactions, Recovery::CurrentThread)?;
+    Ok(execute_block_sequential(pre_state(), block, &senders, &config())?.into())
 }
 
 /// What the parallel path concluded.
@@ -155,7 +155,7 @@ fn parallel(block: &Block, bal: &BlockAccessList, schedule: Schedule) -> Paralle
             Ok(output) => Parallel::Executed(output.into()),
             Err(e) => Parallel::Failed(e),
         },
-        Ok(ParallelRun::BalMismatch { reason }) => Parallel::BalMismatch(reason),
+        Ok(ParallelRun::BalMismatch(reason)) => Parallel::BalMismatch(reason.to_string()),
         Err(e) => Parallel::Failed(e),
     }
 }
