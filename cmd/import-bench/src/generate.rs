@@ -3,7 +3,7 @@
 //! independent checkers read, and optionally mutated blocks derived from it (`mutate`).
 //!
 //! With `state_accounts` / `state_slots`, the chain runs on a mainnet-sized cold state
-//! (`ethrex_blockchain::filler`): the genesis file keeps the small allocation, and
+//! (`ethrex_state_filler`): the genesis file keeps the small allocation, and
 //! `stress.state.json` beside it says which filler to add (`init_genesis_filled`).
 
 use crate::ef_fixture::blockchain_test_json;

@@ -254,7 +254,7 @@ pub(crate) const SELFDESTRUCT_TO_CALLER: [u8; 2] = [0x33, 0xff];
 // ---- the I/O worst case: random reads of filled storage ----
 
 /// Reads `n` of the state filler's slots of its own storage (see
-/// `ethrex_blockchain::filler`) and nothing else; written by hand. Calldata is five raw
+/// `ethrex_state_filler`) and nothing else; written by hand. Calldata is five raw
 /// words (no selector): `prefix, start, stride, n, m`. Read `i` (0-based) is filler key
 /// `j = (start + i * stride) mod m`, i.e. the slot `keccak256(pad32(a) ++ pad32(0))` of
 /// address `a = low 20 bytes of keccak256(prefix ++ pad32(j))`: the contract recomputes

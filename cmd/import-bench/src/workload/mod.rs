@@ -12,7 +12,7 @@
 //! ChaCha8 streams seeded per block from the seed, keys and addresses are keccak-derived
 //! from it, nothing iterates a hash map, and ECDSA signatures are RFC 6979.
 //!
-//! With a state filler (`ethrex_blockchain::filler`, `WorkloadConfig::filler`) part of
+//! With a state filler (`ethrex_state_filler`, `WorkloadConfig::filler`) part of
 //! the traffic goes to the filler's cold accounts and slots (`mix::COLD_RECIPIENT_PCT`,
 //! `mix::COLD_READ_PCT`), and `WorkloadKind::SloadRandom` replaces the mix with the I/O
 //! worst case; without one, the transactions are exactly those of the plain mix.
