@@ -124,7 +124,7 @@ pub(crate) struct BenchArgs {
     #[command(flatten)]
     tuning: crate::node_cmd::ParallelTuning,
     /// mpt: the MPT alone (the client as it is). binary: each mode's database also keeps
-    /// an EIP-7864 binary trie (table bintrie_nodes), built from the genesis state, then
+    /// an EIP-7864 binary trie (table extension), built from the genesis state, then
     /// updated and committed after every block from the changes execution produced,
     /// timed as its own column (`bintrie`); the JSON gets the per-block and final binary
     /// roots. The MPT root is still computed and checked against every header (the

@@ -1,5 +1,5 @@
 //! `--state-scheme binary`: every mode's database also keeps an EIP-7864 binary trie
-//! (`ethrex-bintrie`, nodes in the `bintrie_nodes` table of the same database), updated
+//! (`ethrex-bintrie`, nodes in the `extension` table of the same database), updated
 //! after each block from the changes execution produced, beside the MPT, whose root is
 //! still computed and checked against every header (the headers carry MPT roots).
 //! `--reads trie`: execution reads the parent's accounts and storage through that trie
@@ -134,7 +134,7 @@ pub(crate) struct BinaryState {
 }
 
 impl BinaryState {
-    /// The trie with root `root` in `backend`'s `bintrie_nodes`, written at `group_depth`.
+    /// The trie with root `root` in `backend`'s `extension`, written at `group_depth`.
     pub(crate) fn open(
         backend: Arc<dyn KvBackend>,
         root: B256,

@@ -1,6 +1,6 @@
 //! The tries over the client's key-value backends (MDBX, RocksDB, memory).
 //!
-//! `KvNodeStore` is `ethrex_bintrie::NodeStore` over the `bintrie_nodes` table; `KvTrieNodes`
+//! `KvNodeStore` is `ethrex_bintrie::NodeStore` over the `extension` table; `KvTrieNodes`
 //! is `ethrex_trie::NodeReader` over `trie_nodes`, read straight from the backend. Neither
 //! has a cache of its own (the client's `Store` keeps an MPT node cache; left out here so
 //! both schemes see the same backend and only what a trie holds in memory during one run).

@@ -121,8 +121,8 @@ impl Key for MetaKey {
     }
 }
 
-/// A key stored as given: tables whose owner defines the layout (the binary trie's node
-/// paths, see `ethrex-bintrie`). Any length decodes.
+/// A key stored as given: tables whose owner defines the layout (`tables::Extension`).
+/// Any length decodes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RawKey(pub Vec<u8>);
 
@@ -136,7 +136,7 @@ impl Key for RawKey {
     }
 }
 
-/// A value stored as given (the binary trie's node blobs); the owner decodes it.
+/// A value stored as given; the table's owner decodes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawValue(pub Vec<u8>);
 

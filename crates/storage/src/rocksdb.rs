@@ -45,7 +45,16 @@ impl RocksBackend {
             cf.set_memtable_whole_key_filtering(true);
             ColumnFamilyDescriptor::new(t.name(), cf)
         });
-        let db = DB::open_cf_descriptors(&opts, path, cfs).map_err(err)?;
+        // RocksDB opens a database only with every column family it holds: one this
+        // version does not declare (a table an older or newer version kept) is opened
+        // too, and never read or written.
+        let others: Vec<ColumnFamilyDescriptor> = DB::list_cf(&opts, path)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|name| name != "default" && Table::ALL.iter().all(|t| t.name() != name))
+            .map(|name| ColumnFamilyDescriptor::new(name, Options::default()))
+            .collect();
+        let db = DB::open_cf_descriptors(&opts, path, cfs.chain(others)).map_err(err)?;
         Ok(Self { db, block_cache, path: path.to_path_buf() })
     }
 

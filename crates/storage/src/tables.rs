@@ -90,9 +90,10 @@ tables! {
     ChangeSets("change_sets"): B256 => ChangeSet;
     /// fixed keys -> chain metadata (head and genesis block hashes)
     Meta("meta"): MetaKey => B256;
-    /// node path -> blob: the EIP-7864 binary trie's grouped nodes (`ethrex-bintrie`'s
-    /// key and blob formats), kept beside the MPT for the state-scheme research
-    BinTrieNodes("bintrie_nodes"): RawKey => RawValue;
+    /// raw key -> raw value, never read or written by the node: room for what an
+    /// extension keeps beside the node's state, in the same atomic writes (e.g. a second
+    /// state commitment's nodes)
+    Extension("extension"): RawKey => RawValue;
 }
 
 /// One decoded entry of table `T`.
@@ -134,8 +135,8 @@ mod tests {
         assert_eq!(Headers::NAME, "headers");
         assert_eq!(TrieNodes::NAME, "trie_nodes");
         assert_eq!(Meta::TABLE.index(), 11);
-        assert_eq!(BinTrieNodes::NAME, "bintrie_nodes");
-        assert_eq!(BinTrieNodes::TABLE.index(), 12);
+        assert_eq!(Extension::NAME, "extension");
+        assert_eq!(Extension::TABLE.index(), 12);
     }
 
     #[test]

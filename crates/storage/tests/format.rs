@@ -72,7 +72,7 @@ fn table_names_and_order_are_fixed() {
             "trie_nodes",
             "change_sets",
             "meta",
-            "bintrie_nodes"
+            "extension"
         ]
     );
     for (i, t) in Table::ALL.iter().enumerate() {

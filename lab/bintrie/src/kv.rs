@@ -1,5 +1,5 @@
 //! `KvNodeStore`: a [`NodeStore`] over the client's key-value backends (MDBX, RocksDB,
-//! memory), in their `bintrie_nodes` table (feature `kv`).
+//! memory), in their `extension` table (feature `kv`).
 //!
 //! It lives here, behind a feature, so the benches that keep a binary trie in a client
 //! database (`ethrex-trie-bench`, `ethrex-import-bench`) share one adapter while
@@ -10,7 +10,7 @@ use crate::store::{NodeBatch, NodeStore};
 use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
 use std::sync::Arc;
 
-/// The binary trie's node table (`bintrie_nodes`) of a backend.
+/// The binary trie's node table (`extension`) of a backend.
 #[derive(Clone)]
 pub struct KvNodeStore {
     backend: Arc<dyn KvBackend>,
@@ -23,7 +23,7 @@ impl std::fmt::Debug for KvNodeStore {
 }
 
 impl KvNodeStore {
-    /// The `bintrie_nodes` table of `backend`.
+    /// The `extension` table of `backend`.
     pub fn new(backend: Arc<dyn KvBackend>) -> Self {
         Self { backend }
     }
@@ -38,17 +38,17 @@ impl NodeStore for KvNodeStore {
     type Error = StoreError;
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        self.backend.get(Table::BinTrieNodes, key)
+        self.backend.get(Table::Extension, key)
     }
 
     fn write(&self, batch: NodeBatch) -> Result<(), StoreError> {
         let mut out = WriteBatch::with_capacity(batch.puts.len() + batch.deletes.len());
         // `NodeBatch` never puts and deletes one key, so the order between them is free.
         for key in batch.deletes {
-            out.delete(Table::BinTrieNodes, key);
+            out.delete(Table::Extension, key);
         }
         for (key, blob) in batch.puts {
-            out.put(Table::BinTrieNodes, key, blob);
+            out.put(Table::Extension, key, blob);
         }
         self.backend.write(&out)
     }

@@ -71,7 +71,7 @@ impl Default for MdbxOptions {
 impl MdbxOptions {
     /// The defaults, with any of `ETHREX_MDBX_WRITE_MAP` (`0`/`1`), `ETHREX_MDBX_PAGE_SIZE`
     /// (bytes) and `ETHREX_MDBX_READAHEAD` (`0`/`1`) set in the environment applied: the
-    /// storage study's knobs, for every command that opens MDBX. A value that does not
+    /// tuning every command that opens MDBX takes. A value that does not
     /// parse is an error, not ignored.
     pub fn from_env() -> Result<Self, StoreError> {
         let mut o = Self::default();

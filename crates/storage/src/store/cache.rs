@@ -54,7 +54,7 @@ impl Default for CacheSizes {
 pub(super) struct FlatCache {
     /// Misses fill the cache under the read side; a batch becomes visible (enters the
     /// overlay) under the write side, so a reader can never put back a value that a batch
-    /// accepted meanwhile has replaced: fillers that start later read the batch.
+    /// accepted meanwhile has replaced: readers that start later see the batch.
     pub(super) fill_lock: parking_lot::RwLock<()>,
     /// The last accepted batch while its values are still being put into the caches, on
     /// the pool after `accept` returned: reads consult it before the caches. Those inserts

@@ -102,7 +102,7 @@ fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
 impl Store {
     /// Writes state that belongs to no block: flat accounts and slots, code and trie
     /// nodes, with no change set, and without moving the head. For building a genesis
-    /// state too large for one batch in chunks (a state filler), before
+    /// state too large for one batch in chunks, before
     /// `commit_genesis` writes the block over it; nothing points at this state until then.
     /// Like every write, it is readable at once and reaches the disk in the background.
     /// The batch is sorted by table and key first (a stable sort: of two writes of one
