@@ -111,8 +111,8 @@ impl Store {
         let pending = Arc::new(pending);
         {
             // No read that started before this batch was visible can fill a cache after
-            // it: cache-filling readers hold the read side, and from here on they see the batch in the
-            // overlay (so they only ever fill its values).
+            // it: cache-filling readers hold the read side, and from here on they see the
+            // batch in the overlay (so they only ever fill its values).
             let _exclusive = self.flat.fill_lock.write();
             self.overlay.push(pending.clone());
             self.flat.set_unapplied(pending.clone());
