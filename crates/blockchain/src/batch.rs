@@ -206,7 +206,7 @@ impl Blockchain {
                 break;
             };
             let longest = executed.longest_tx;
-            match self.import_with(&blocks[k], Execution::Prerun(executed)) {
+            match self.import_with(blocks[k].clone(), Execution::Prerun(executed)) {
                 Ok(mut outcome) => {
                     outcome.timings.longest_tx = longest;
                     if k == 0 {

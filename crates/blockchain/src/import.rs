@@ -264,10 +264,10 @@ struct Executed {
 }
 
 /// A block past the pre-checks: its parent is the head and its header holds against it.
-struct Checked<'b> {
+struct Checked {
     hash: B256,
-    block: &'b Block,
-    bal: Option<&'b BlockAccessList>,
+    block: Block,
+    bal: Option<BlockAccessList>,
     parent: ethrex_common::Header,
     amsterdam: bool,
 }
@@ -383,7 +383,7 @@ impl Blockchain {
     /// BAL, parallel merkleization and sender recovery); with `Cores::One` the import runs
     /// on a single thread: the single-core baseline.
     pub fn import_block(&self, block: BlockWithBal) -> Result<ImportOutcome, BlockError> {
-        self.import_on_cores(&block, Execution::<CachingDb<StoreDb>>::Choose)
+        self.import_on_cores(block, Execution::<CachingDb<StoreDb>>::Choose)
     }
 
     /// As `import_block`, with `strategy` executing the block instead of the path the
@@ -393,12 +393,12 @@ impl Blockchain {
         block: BlockWithBal,
         strategy: &dyn ExecutionStrategy,
     ) -> Result<ImportOutcome, BlockError> {
-        self.import_on_cores(&block, Execution::<CachingDb<StoreDb>>::Strategy(strategy))
+        self.import_on_cores(block, Execution::<CachingDb<StoreDb>>::Strategy(strategy))
     }
 
     fn import_on_cores<V: DatabaseRef + Sync>(
         &self,
-        block: &BlockWithBal,
+        block: BlockWithBal,
         execution: Execution<'_, '_, V>,
     ) -> Result<ImportOutcome, BlockError> {
         match self.options.cores {
@@ -422,7 +422,7 @@ impl Blockchain {
     /// own content, then finishing (results against the header, state root, commit).
     pub(crate) fn import_with<V: DatabaseRef + Sync>(
         &self,
-        block: &BlockWithBal,
+        block: BlockWithBal,
         execution: Execution<'_, '_, V>,
     ) -> Result<ImportOutcome, BlockError> {
         let start = Instant::now();
@@ -439,25 +439,26 @@ impl Blockchain {
             rayon::join(content_checks, || self.execute(&cache, &checked, &mut timings, execution));
         content?;
         let executed = executed?;
-        self.finish(&checked, &cache, executed, timings, start)
+        self.finish(checked, &cache, executed, timings, start)
     }
 
     /// The checks before execution: the parent is the head, the header holds against it,
     /// and the BAL has the size and form execution relies on.
-    fn precheck<'b>(&self, block: &'b BlockWithBal) -> Result<Checked<'b>, BlockError> {
-        let header = &block.block.header;
+    fn precheck(&self, block: BlockWithBal) -> Result<Checked, BlockError> {
+        let BlockWithBal { block, bal } = block;
+        let header = &block.header;
         let parent = self.head_parent(header)?;
         validate_header_against_parent(&self.config, header, &parent)?;
         let checked = Checked {
             hash: header.hash_slow(),
-            block: &block.block,
-            bal: block.bal.as_ref(),
             amsterdam: self.config.fork_at(header.timestamp) >= Fork::Amsterdam,
             parent,
+            block,
+            bal,
         };
-        let form = match (checked.bal, checked.amsterdam) {
+        let form = match (&checked.bal, checked.amsterdam) {
             (Some(bal), true) => {
-                validate_bal_form(header, bal, block.block.body.transactions.len())
+                validate_bal_form(&checked.block.header, bal, checked.block.body.transactions.len())
             }
             (None, false) => Ok(()),
             _ => Err(InvalidBlock::BalMissing),
@@ -471,10 +472,10 @@ impl Blockchain {
     }
 
     /// The body against the header, then the BAL against the header's hash.
-    fn check_content(&self, checked: &Checked<'_>) -> Result<(), BlockError> {
-        validate_body(&self.config, checked.block)?;
+    fn check_content(&self, checked: &Checked) -> Result<(), BlockError> {
+        validate_body(&self.config, &checked.block)?;
         let header = &checked.block.header;
-        match (checked.bal, checked.amsterdam) {
+        match (&checked.bal, checked.amsterdam) {
             (Some(bal), true) => validate_bal_hash(header, bal)?,
             (None, true) => return Err(InvalidBlock::BalMissing.into()),
             (Some(_), false) => {
@@ -494,19 +495,19 @@ impl Blockchain {
     fn execute<V: DatabaseRef + Sync>(
         &self,
         cache: &CachingDb<StoreDb>,
-        checked: &Checked<'_>,
+        checked: &Checked,
         timings: &mut BlockTimings,
         execution: Execution<'_, '_, V>,
     ) -> Result<Executed, BlockError> {
-        let block = checked.block;
+        let block = &checked.block;
         let mut path = match execution {
             Execution::Prerun(executed) => return self.finish_prerun(block, executed, timings),
             Execution::Strategy(strategy) => {
                 return self.execute_strategy(cache, checked, strategy, timings)
             }
-            Execution::Choose => self.choose_path(block, checked.bal),
+            Execution::Choose => self.choose_path(block, checked.bal.as_ref()),
         };
-        if let (ExecutionPath::Parallel, Some(header_bal)) = (path, checked.bal) {
+        if let (ExecutionPath::Parallel, Some(header_bal)) = (path, &checked.bal) {
             match self.execute_parallel(cache, checked, header_bal, timings)? {
                 Some(executed) => return Ok(executed),
                 None => path = ExecutionPath::SequentialBalUnusable,
@@ -525,12 +526,12 @@ impl Blockchain {
     fn execute_strategy(
         &self,
         cache: &CachingDb<StoreDb>,
-        checked: &Checked<'_>,
+        checked: &Checked,
         strategy: &dyn ExecutionStrategy,
         timings: &mut BlockTimings,
     ) -> Result<Executed, BlockError> {
         let input =
-            StrategyInput { chain: self, cache, block: checked.block, parent: &checked.parent };
+            StrategyInput { chain: self, cache, block: &checked.block, parent: &checked.parent };
         let StrategyOutput { senders, output, fell_back, warmer, exec, validate } =
             strategy.execute(input)?;
         timings.warmer += warmer;
@@ -549,11 +550,11 @@ impl Blockchain {
     fn execute_parallel(
         &self,
         cache: &CachingDb<StoreDb>,
-        checked: &Checked<'_>,
+        checked: &Checked,
         bal: &BlockAccessList,
         timings: &mut BlockTimings,
     ) -> Result<Option<Executed>, BlockError> {
-        let block = checked.block;
+        let block = &checked.block;
         if self.options.prefetch == Prefetch::First {
             let t = Instant::now();
             self.on_io_pool(|| warm_from_bal(cache, bal)).map_err(StorageFault::new)?;
@@ -660,21 +661,16 @@ impl Blockchain {
     /// then the commit.
     fn finish(
         &self,
-        checked: &Checked<'_>,
+        checked: Checked,
         cache: &CachingDb<StoreDb>,
         executed: Executed,
         mut timings: BlockTimings,
         start: Instant,
     ) -> Result<ImportOutcome, BlockError> {
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed;
-        let hash = checked.hash;
-        let header = &checked.block.header;
-        let block = RecoveredBlock {
-            hash,
-            block: checked.block.clone(),
-            senders,
-            bal: checked.bal.cloned(),
-        };
+        let Checked { hash, block, bal, parent, .. } = checked;
+        let block = RecoveredBlock { hash, block, senders, bal };
+        let header = &block.block.header;
 
         let t = Instant::now();
         let commitment = commitment.unwrap_or_else(|| ReceiptsCommitment::of(&output.receipts));
@@ -700,7 +696,7 @@ impl Blockchain {
                 let (root, state, change_set) = compute_state_update_with(
                     &self.store,
                     cache,
-                    checked.parent.state_root,
+                    parent.state_root,
                     &accounts,
                     codes,
                 )?;
