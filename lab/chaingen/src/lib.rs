@@ -1,0 +1,16 @@
+//! The chain generator, for the tests and for the bench.
+//!
+//! One block-building core and its transaction sources:
+//! - the core: deterministic keys and signing (`keys`), a genesis from an allocation with
+//!   the system contracts (`genesis`), and a builder chain that builds each block from a
+//!   list of transactions with the client's own `Blockchain::build_block` (BAL included
+//!   from Amsterdam) and imports it, so the next block builds on it (`builder`);
+//! - `mainnet`: the bench's deterministic, mainnet-shaped mix (the stress fixture's
+//!   transactions: tokens, AMM pools, NFTs, factories, blobs, EIP-7702 delegations).
+
+pub mod builder;
+pub mod genesis;
+pub mod keys;
+pub mod mainnet;
+
+pub use builder::ChainBuilder;
