@@ -4,9 +4,10 @@
 
 use super::contracts::*;
 use super::*;
+use crate::ChainBuilder;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{Address, B256};
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at, init_genesis};
+use ethrex_blockchain::genesis::{alloc_state_root, genesis_header_at};
 use ethrex_blockchain::{Blockchain, PayloadAttributes};
 use ethrex_common::ChainConfig;
 use ethrex_storage::Store;
@@ -46,16 +47,12 @@ struct ChainRun {
 fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
     let mut workload = Workload::new(config(seed, fork));
     let alloc = crate::genesis::with_system_contracts(workload.genesis_alloc());
-    let store = Store::in_memory();
     let chain_config = ChainConfig::all_forks_at_genesis(CHAIN_ID, fork);
-    let header = genesis_header_at(
-        &chain_config,
-        GAS_LIMIT,
-        1_000_000_000,
-        alloc_state_root(&alloc).expect("state root"),
-    );
-    init_genesis(&store, header, &alloc).expect("genesis");
-    let chain = Blockchain::new(store.clone(), chain_config.clone());
+    let (store, _) = crate::genesis::in_memory(&alloc, |root| {
+        genesis_header_at(&chain_config, GAS_LIMIT, 1_000_000_000, root)
+    })
+    .expect("genesis");
+    let builder = ChainBuilder::new(Blockchain::new(store.clone(), chain_config.clone()));
 
     let mut stats: BTreeMap<&'static str, KindStats> = BTreeMap::new();
     let mut block_gas = Vec::new();
@@ -87,15 +84,14 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
             slot_number: number,
             extra_data: Bytes::new(),
         };
-        let block = chain
-            .build_block(&attributes, txs)
-            .unwrap_or_else(|e| panic!("block {number} does not build: {e}"));
-        let outcome = chain
-            .import_block(block)
-            .unwrap_or_else(|e| panic!("block {number} does not import: {e}"));
-        assert_eq!(outcome.number, number);
+        let block =
+            builder.build(&attributes, txs).unwrap_or_else(|e| panic!("block {number}: {e}"));
+        let header = &block.block.header;
+        assert_eq!(header.number, number);
+        assert_eq!(store.head_header().unwrap().as_ref(), Some(header), "the block is the head");
+        let (gas_used, tx_count) = (header.gas_used, block.block.body.transactions.len());
 
-        let receipts = store.receipts(&outcome.hash).unwrap().expect("receipts stored");
+        let receipts = store.receipts(&header.hash_slow()).unwrap().expect("receipts stored");
         let mut previous = 0;
         for (i, receipt) in receipts.iter().enumerate() {
             let used = receipt.cumulative_gas_used() - previous;
@@ -113,10 +109,10 @@ fn run_chain(fork: Fork, seed: u64, blocks: u64) -> ChainRun {
         }
         println!(
             "{fork:?} block {number}: {} txs, block gas {}, receipts gas {}",
-            outcome.tx_count, outcome.gas_used, previous
+            tx_count, gas_used, previous
         );
-        block_gas.push(outcome.gas_used);
-        tx_counts.push(outcome.tx_count);
+        block_gas.push(gas_used);
+        tx_counts.push(tx_count);
     }
     for (kind, s) in &stats {
         println!(
