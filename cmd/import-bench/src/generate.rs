@@ -5,19 +5,24 @@
 //! With `state_accounts` / `state_slots`, the chain runs on a mainnet-sized cold state
 //! (`ethrex_state_filler`): the genesis file keeps the small allocation, and
 //! `stress.state.json` beside it says which filler to add (`init_genesis_filled`).
+//!
+//! The transactions come from the chain generator's mainnet-shaped source
+//! (`ethrex_chaingen::mainnet`), and the blocks are built by its core
+//! (`ethrex_chaingen::ChainBuilder`); this module picks the chain's parameters (genesis,
+//! attributes, withdrawals) and writes the files.
 
 use crate::ef_fixture::blockchain_test_json;
-use crate::workload::{
-    filler_contracts, system_contracts, StateFiller, Workload, WorkloadConfig, WorkloadKind,
-};
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use anyhow::Context;
 use ethrex_blockchain::chain_file::{write_bals, write_blocks};
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, init_genesis, GenesisAccount};
+use ethrex_blockchain::genesis::{genesis_header, GenesisAccount};
 use ethrex_blockchain::{Blockchain, Cores, ImportOptions, PayloadAttributes};
+use ethrex_chaingen::genesis::with_system_contracts;
+use ethrex_chaingen::mainnet::{filler_contracts, Workload, WorkloadConfig, WorkloadKind};
+use ethrex_chaingen::ChainBuilder;
 use ethrex_common::{Block, BlockBody, BlockWithBal, ChainConfig, Fork, Withdrawal};
-use ethrex_state_filler::init_genesis_filled;
+use ethrex_state_filler::{init_genesis_filled, StateFiller};
 use ethrex_storage::Store;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -147,12 +152,7 @@ pub(crate) fn genesis_in_memory(
     genesis: &alloy_genesis::Genesis,
     alloc: &BTreeMap<Address, GenesisAccount>,
 ) -> anyhow::Result<(Store, Block)> {
-    let header = genesis_header(genesis, alloc_state_root(alloc)?);
-    let store = Store::in_memory();
-    init_genesis(&store, header.clone(), alloc)?;
-    let body =
-        BlockBody { transactions: vec![], ommers: vec![], withdrawals: Some(Default::default()) };
-    Ok((store, Block { header, body }))
+    Ok(ethrex_chaingen::genesis::in_memory(alloc, |root| genesis_header(genesis, root))?)
 }
 
 /// Builds the stress chain with the client's block builder, importing each block, and
@@ -194,8 +194,7 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
         kind: options.workload.kind(),
         filler: filler.clone(),
     });
-    let mut alloc: BTreeMap<Address, GenesisAccount> = workload.genesis_alloc();
-    alloc.extend(system_contracts());
+    let alloc: BTreeMap<Address, GenesisAccount> = with_system_contracts(workload.genesis_alloc());
 
     let genesis = alloy_genesis::Genesis {
         config: config.inner.clone(),
@@ -259,8 +258,10 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     };
     // Built blocks are imported through the sequential path: it checks the builder's
     // output with nothing taken from the BAL.
-    let chain = Blockchain::new(store.clone(), config.clone())
-        .with_options(ImportOptions { cores: Cores::One, ..ImportOptions::default() });
+    let builder = ChainBuilder::new(
+        Blockchain::new(store.clone(), config.clone())
+            .with_options(ImportOptions { cores: Cores::One, ..ImportOptions::default() }),
+    );
 
     let progress = ProgressBar::new(options.blocks);
     progress.set_style(
@@ -307,12 +308,8 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
             slot_number: number,
             extra_data: Default::default(),
         };
-        let block = chain
-            .build_block(&attributes, transactions)
-            .with_context(|| format!("building block {number}"))?;
-        chain
-            .import_block(block.clone())
-            .with_context(|| format!("importing built block {number}"))?;
+        let block =
+            builder.build(&attributes, transactions).with_context(|| format!("block {number}"))?;
         blocks.push(block);
         progress.inc(1);
     }
@@ -376,3 +373,6 @@ pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

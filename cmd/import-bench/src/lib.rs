@@ -9,4 +9,3 @@ pub mod mutate;
 pub mod plot;
 pub mod report;
 pub mod sweep;
-mod workload;

@@ -3,15 +3,13 @@
 //! execution strategy's output checked like the built-in paths', the observer's changes
 //! against the store, and which rejections are verdicts.
 
-mod common;
-
 use alloy_primitives::B256;
-use common::{generate_chain, snapshot, GeneratedChain, Scenario};
 use ethrex_blockchain::error::BalMismatch;
 use ethrex_blockchain::{
     BlockError, Blockchain, Cores, ExecutionPath, ExecutionStrategy, ImportObserver, ImportOptions,
     ImportOutcome, InvalidBlock, NodeFault, StateChanges, StrategyInput, StrategyOutput, Threshold,
 };
+use ethrex_chaingen::adversarial::{generate_chain, snapshot, GeneratedChain, Scenario};
 use ethrex_common::BlockWithBal;
 use ethrex_vm::{execute_block_sequential, recover_senders, Recovery};
 use std::sync::Mutex;

@@ -6,12 +6,10 @@
 //! (receipts, BAL, head, state root, flat state), and reject invalid ones (mutated BALs)
 //! with the same verdict, leaving no trace.
 
-mod common;
-
 use alloy_eips::eip7928::{AccountChanges, BlockAccessIndex};
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
-use common::*;
 use ethrex_blockchain::{BlockError, Blockchain, Cores, ExecutionPath, ImportOutcome};
+use ethrex_chaingen::adversarial::*;
 use ethrex_common::{compute_block_access_list_hash, AccountState, BlockAccessList, BlockWithBal};
 use ethrex_storage::{DbKind, Store};
 use std::collections::BTreeMap;

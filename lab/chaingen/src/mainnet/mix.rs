@@ -7,10 +7,11 @@
 //! authorization's authority nonce (in that order, as EIP-7702 processing does, so a
 //! self-sponsored authorization carries the sender's nonce + 1).
 
-use super::accounts::{derive, sign_authorization, sign_tx, Sender};
+use super::accounts::Sender;
 use super::contracts::{self, *};
 use super::gas::Costs;
 use super::Workload;
+use crate::keys::{derive, sign_authorization, sign_tx};
 use alloy_consensus::{
     TxEip1559, TxEip2930, TxEip4844, TxEip4844Variant, TxEip7702, TxLegacy, TypedTransaction,
 };
@@ -204,7 +205,11 @@ impl Workload {
     }
 
     fn fresh_address(&mut self) -> Address {
-        let a = super::derive_address(self.config.seed, "import-bench/fresh", self.fresh_addresses);
+        let a = crate::keys::derive_address(
+            self.config.seed,
+            "import-bench/fresh",
+            self.fresh_addresses,
+        );
         self.fresh_addresses += 1;
         a
     }

@@ -1,178 +1,61 @@
-//! Shared helpers for the differential tests: a genesis with the system contracts and a
-//! handful of hand-assembled contracts, a deterministic random chain generator, and
-//! store snapshots to compare the sequential and the BAL-driven parallel import paths.
+//! The adversarial transaction source, for the differential tests: a genesis (`Scenario`)
+//! with the system contracts and a handful of hand-assembled contracts (`asm`), a
+//! deterministic random chain generator (`ChainGenerator`) keeping a `Model` of the state
+//! the chain must end in, and store snapshots to compare the sequential and the
+//! BAL-driven parallel import paths.
 
-#![allow(dead_code)]
-
-use alloy_consensus::{SignableTransaction, Signed, TxEip1559, TxEip2930, TxEip7702, TxLegacy};
+use crate::genesis::with_system_contracts;
+use crate::keys::{key_from, sign_authorization};
+use crate::ChainBuilder;
+use alloy_consensus::{TxEip1559, TxEip2930, TxEip7702, TxLegacy};
 use alloy_eips::eip2930::{AccessList, AccessListItem};
 use alloy_eips::eip7702::{Authorization, SignedAuthorization};
-use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
-use alloy_signer::SignerSync;
+use alloy_primitives::{keccak256, Address, Bytes, TxKind, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 use ethrex_blockchain::genesis::{
     alloc_state_root, genesis_header_at, init_genesis, GenesisAccount,
 };
 use ethrex_blockchain::{Blockchain, Cores, ImportOptions, PayloadAttributes, Prefetch, Threshold};
 use ethrex_common::{
-    AccountState, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header, Receipt, Transaction,
-    Withdrawal, KECCAK_EMPTY,
+    BlockWithBal, ChainConfig, Fork, Header, Transaction, Withdrawal, KECCAK_EMPTY,
 };
 use ethrex_storage::Store;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-pub(crate) const CHAIN_ID: u64 = 1337;
-pub(crate) const GAS_LIMIT: u64 = 60_000_000;
+mod asm;
+mod snapshot;
+
+/// Chain id of the scenario.
+pub const CHAIN_ID: u64 = 1337;
+/// Gas limit of every block.
+pub const GAS_LIMIT: u64 = 60_000_000;
 /// Seconds between blocks.
-pub(crate) const BLOCK_TIME: u64 = 12;
+pub const BLOCK_TIME: u64 = 12;
 
 // Gas limits generous enough for Amsterdam's state gas (EIP-8037: a new account costs
 // 120 * 1530 state gas, a fresh storage slot 64 * 1530); unused gas is refunded.
-pub(crate) const TRANSFER_GAS: u64 = 300_000;
-pub(crate) const CALL_GAS: u64 = 1_000_000;
-pub(crate) const CREATE_GAS: u64 = 2_000_000;
+/// Gas limit of a transfer.
+pub const TRANSFER_GAS: u64 = 300_000;
+/// Gas limit of a contract call.
+pub const CALL_GAS: u64 = 1_000_000;
+/// Gas limit of a creation.
+pub const CREATE_GAS: u64 = 2_000_000;
 
 // ------------------------------------------------------------------------------------
 // System contracts: the genesis accounts the client itself uses (from `alloy-eips`).
 // ------------------------------------------------------------------------------------
 
-pub(crate) use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
-pub(crate) use alloy_eips::eip4788::BEACON_ROOTS_ADDRESS as BEACON_ROOTS;
+pub use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
+pub use alloy_eips::eip4788::BEACON_ROOTS_ADDRESS as BEACON_ROOTS;
 
-// ------------------------------------------------------------------------------------
-// A tiny assembler: opcodes, pushes, and labels for jump targets.
-// ------------------------------------------------------------------------------------
-
-pub(crate) mod op {
-    pub(crate) const STOP: u8 = 0x00;
-    pub(crate) const ADD: u8 = 0x01;
-    pub(crate) const SUB: u8 = 0x03;
-    pub(crate) const ISZERO: u8 = 0x15;
-    pub(crate) const BALANCE: u8 = 0x31;
-    pub(crate) const CALLER: u8 = 0x33;
-    pub(crate) const CALLVALUE: u8 = 0x34;
-    pub(crate) const CALLDATALOAD: u8 = 0x35;
-    pub(crate) const CALLDATASIZE: u8 = 0x36;
-    pub(crate) const CALLDATACOPY: u8 = 0x37;
-    pub(crate) const CODECOPY: u8 = 0x39;
-    pub(crate) const TIMESTAMP: u8 = 0x42;
-    pub(crate) const NUMBER: u8 = 0x43;
-    pub(crate) const POP: u8 = 0x50;
-    pub(crate) const MLOAD: u8 = 0x51;
-    pub(crate) const MSTORE: u8 = 0x52;
-    pub(crate) const SLOAD: u8 = 0x54;
-    pub(crate) const SSTORE: u8 = 0x55;
-    pub(crate) const JUMP: u8 = 0x56;
-    pub(crate) const JUMPI: u8 = 0x57;
-    pub(crate) const GAS: u8 = 0x5a;
-    pub(crate) const JUMPDEST: u8 = 0x5b;
-    pub(crate) const PUSH0: u8 = 0x5f;
-    pub(crate) const PUSH1: u8 = 0x60;
-    pub(crate) const PUSH2: u8 = 0x61;
-    pub(crate) const DUP1: u8 = 0x80;
-    pub(crate) const SWAP1: u8 = 0x90;
-    pub(crate) const LOG1: u8 = 0xa1;
-    pub(crate) const LOG2: u8 = 0xa2;
-    pub(crate) const LOG3: u8 = 0xa3;
-    pub(crate) const CREATE: u8 = 0xf0;
-    pub(crate) const CALL: u8 = 0xf1;
-    pub(crate) const RETURN: u8 = 0xf3;
-    pub(crate) const CREATE2: u8 = 0xf5;
-    pub(crate) const STATICCALL: u8 = 0xfa;
-    pub(crate) const REVERT: u8 = 0xfd;
-    pub(crate) const SELFDESTRUCT: u8 = 0xff;
-}
-
-#[derive(Default)]
-pub(crate) struct Asm {
-    code: Vec<u8>,
-    labels: HashMap<&'static str, usize>,
-    fixups: Vec<(usize, &'static str)>,
-}
-
-impl Asm {
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-    /// Appends opcodes without immediates.
-    pub(crate) fn ops(mut self, ops: &[u8]) -> Self {
-        self.code.extend_from_slice(ops);
-        self
-    }
-    /// PUSH0 for zero, otherwise the shortest PUSHn of the big-endian bytes.
-    pub(crate) fn push(mut self, value: u64) -> Self {
-        if value == 0 {
-            self.code.push(op::PUSH0);
-            return self;
-        }
-        let bytes = value.to_be_bytes();
-        let first = bytes.iter().position(|b| *b != 0).unwrap();
-        self.code.push(op::PUSH1 + (7 - first) as u8);
-        self.code.extend_from_slice(&bytes[first..]);
-        self
-    }
-    /// PUSH20 address.
-    pub(crate) fn push_address(mut self, address: Address) -> Self {
-        self.code.push(op::PUSH1 + 19);
-        self.code.extend_from_slice(address.as_slice());
-        self
-    }
-    /// PUSH2 of a label's offset, patched in `build`.
-    pub(crate) fn push_label(mut self, label: &'static str) -> Self {
-        self.code.push(op::PUSH2);
-        self.fixups.push((self.code.len(), label));
-        self.code.extend_from_slice(&[0, 0]);
-        self
-    }
-    /// Marks a jump target (emits JUMPDEST).
-    pub(crate) fn label(mut self, label: &'static str) -> Self {
-        assert!(
-            self.labels.insert(label, self.code.len()).is_none(),
-            "label {label} defined twice"
-        );
-        self.code.push(op::JUMPDEST);
-        self
-    }
-    pub(crate) fn len(&self) -> usize {
-        self.code.len()
-    }
-    pub(crate) fn build(mut self) -> Bytes {
-        for (at, label) in &self.fixups {
-            let target =
-                *self.labels.get(label).unwrap_or_else(|| panic!("undefined label {label}"));
-            self.code[*at..*at + 2].copy_from_slice(&(target as u16).to_be_bytes());
-        }
-        Bytes::from(self.code)
-    }
-}
-
-/// Init code: runs `constructor`, then returns `runtime` (copied from the end of the init
-/// code) as the deployed code.
-pub(crate) fn initcode(constructor: Asm, runtime: &[u8]) -> Bytes {
-    // PUSH2 len, DUP1, PUSH2 offset, PUSH0, CODECOPY, PUSH0, RETURN = 11 bytes.
-    const LOADER: usize = 11;
-    let offset = constructor.len() + LOADER;
-    let mut code = constructor
-        .ops(&[op::PUSH2])
-        .ops(&(runtime.len() as u16).to_be_bytes()) // size of the runtime
-        .ops(&[op::DUP1]) // keep the size for RETURN
-        .ops(&[op::PUSH2])
-        .ops(&(offset as u16).to_be_bytes()) // where the runtime starts in the init code
-        .ops(&[op::PUSH0, op::CODECOPY]) // memory[0..len] = runtime
-        .ops(&[op::PUSH0, op::RETURN]) // return memory[0..len]
-        .build()
-        .to_vec();
-    assert_eq!(code.len(), offset);
-    code.extend_from_slice(runtime);
-    Bytes::from(code)
-}
+pub use asm::{initcode, op, Asm};
 
 /// storage[calldata word 0] += 1 (slot 0 without calldata). Also the code EOAs delegate to.
-pub(crate) fn counter_runtime() -> Bytes {
+pub fn counter_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[PUSH0, CALLDATALOAD]) // slot = calldata[0..32]
@@ -186,7 +69,7 @@ pub(crate) fn counter_runtime() -> Bytes {
 
 /// Forwards the whole call value to the address in calldata word 0, then logs that
 /// address's balance (a balance read whose result lands in the receipt).
-pub(crate) fn forwarder_runtime() -> Bytes {
+pub fn forwarder_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[PUSH0, PUSH0, PUSH0, PUSH0]) // retSize, retOffset, argsSize, argsOffset
@@ -200,7 +83,7 @@ pub(crate) fn forwarder_runtime() -> Bytes {
 }
 
 /// Writes two slots, then reverts: the writes become reads in the BAL.
-pub(crate) fn reverter_runtime() -> Bytes {
+pub fn reverter_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[NUMBER])
@@ -215,7 +98,7 @@ pub(crate) fn reverter_runtime() -> Bytes {
 
 /// Writes slot 0 to value+1 and back to its original value, and rewrites slot 1 with the
 /// value it already holds: net no-op writes.
-pub(crate) fn noop_runtime() -> Bytes {
+pub fn noop_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[PUSH0, SLOAD, DUP1]) // [v, v] with v = storage[0]
@@ -234,7 +117,7 @@ pub(crate) fn noop_runtime() -> Bytes {
 /// Reads the EIP-4788 root of this block and the EIP-2935 hash of the parent (storage
 /// reads of what the pre-block system calls wrote at BAL index 0) and the balance of the
 /// address in calldata word 0, and logs all three.
-pub(crate) fn observer_runtime() -> Bytes {
+pub fn observer_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .ops(&[TIMESTAMP, PUSH0, MSTORE]) // memory[0..32] = block.timestamp
@@ -265,14 +148,14 @@ pub(crate) fn observer_runtime() -> Bytes {
 
 /// SELFDESTRUCTs to the address in calldata word 0: on a contract (or a delegated EOA)
 /// that was not created in the same transaction this only moves its whole balance.
-pub(crate) fn sweeper_runtime() -> Bytes {
+pub fn sweeper_runtime() -> Bytes {
     use op::*;
     Asm::new().ops(&[PUSH0, CALLDATALOAD, SELFDESTRUCT]).build()
 }
 
 /// Calldata: word 0 = mode (0: CREATE, otherwise CREATE2), word 1 = salt, then the init
 /// code. Creates with the call value and stores the new address (0 on failure) in slot 0.
-pub(crate) fn factory_runtime() -> Bytes {
+pub fn factory_runtime() -> Bytes {
     use op::*;
     Asm::new()
         .push(64)
@@ -303,12 +186,12 @@ pub(crate) fn factory_runtime() -> Bytes {
 }
 
 /// Init code deploying the counter.
-pub(crate) fn counter_initcode() -> Bytes {
+pub fn counter_initcode() -> Bytes {
     initcode(Asm::new(), &counter_runtime())
 }
 
 /// Init code whose constructor writes storage[0] = msg.value + 1, then deploys the counter.
-pub(crate) fn storing_initcode() -> Bytes {
+pub fn storing_initcode() -> Bytes {
     use op::*;
     let constructor = Asm::new().ops(&[CALLVALUE]).push(1).ops(&[ADD]).push(0).ops(&[SSTORE]);
     initcode(constructor, &counter_runtime())
@@ -316,23 +199,25 @@ pub(crate) fn storing_initcode() -> Bytes {
 
 /// Init code that writes storage, then SELFDESTRUCTs to its creator in the creating
 /// transaction (EIP-6780: the account is removed; its balance goes to the caller).
-pub(crate) fn selfdestruct_initcode() -> Bytes {
+pub fn selfdestruct_initcode() -> Bytes {
     use op::*;
     Asm::new().push(1).push(0).ops(&[SSTORE]).ops(&[CALLER, SELFDESTRUCT]).build()
 }
 
-pub(crate) fn word(value: U256) -> [u8; 32] {
+/// A 32-byte big-endian word.
+pub fn word(value: U256) -> [u8; 32] {
     value.to_be_bytes::<32>()
 }
 
-pub(crate) fn address_word(address: Address) -> Vec<u8> {
+/// An address as a calldata word (left-padded).
+pub fn address_word(address: Address) -> Vec<u8> {
     let mut w = vec![0u8; 12];
     w.extend_from_slice(address.as_slice());
     w
 }
 
 /// Every address the factory's CREATE2 can deploy to (salts 0..3, the three init codes).
-pub(crate) fn create2_targets() -> &'static [Address] {
+pub fn create2_targets() -> &'static [Address] {
     static TARGETS: OnceLock<Vec<Address>> = OnceLock::new();
     TARGETS.get_or_init(|| {
         let mut out = Vec::new();
@@ -345,7 +230,8 @@ pub(crate) fn create2_targets() -> &'static [Address] {
     })
 }
 
-pub(crate) fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
+/// Calldata for the factory: mode (CREATE2 if `create2`), salt, init code.
+pub fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
     let mut data = Vec::with_capacity(64 + init.len());
     data.extend_from_slice(&word(U256::from(create2 as u64)));
     data.extend_from_slice(&word(U256::from(salt)));
@@ -357,52 +243,76 @@ pub(crate) fn factory_calldata(create2: bool, salt: u64, init: &[u8]) -> Bytes {
 // Genesis.
 // ------------------------------------------------------------------------------------
 
-pub(crate) const COUNTER: Address =
+/// The counter (`counter_runtime`).
+pub const COUNTER: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000c0001");
-pub(crate) const FORWARDER: Address =
+/// The forwarder (`forwarder_runtime`).
+pub const FORWARDER: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000c0002");
-pub(crate) const REVERTER: Address =
+/// The reverter (`reverter_runtime`).
+pub const REVERTER: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000c0003");
-pub(crate) const FACTORY: Address =
+/// The CREATE/CREATE2 factory (`factory_runtime`).
+pub const FACTORY: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000c0004");
-pub(crate) const NOOP: Address =
-    alloy_primitives::address!("0x00000000000000000000000000000000000c0005");
-pub(crate) const OBSERVER: Address =
+/// The no-op writer (`noop_runtime`).
+pub const NOOP: Address = alloy_primitives::address!("0x00000000000000000000000000000000000c0005");
+/// The observer of system-contract state (`observer_runtime`).
+pub const OBSERVER: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000c0006");
-pub(crate) const SWEEPER: Address =
+/// The sweeper (`sweeper_runtime`), holding a balance.
+pub const SWEEPER: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000c0007");
 /// An EOA with a balance that never sends.
-pub(crate) const RECEIVER: Address =
+pub const RECEIVER: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000e0001");
 /// Accounts that exist in genesis but are empty (EIP-161: removed when touched).
-pub(crate) const EMPTY_ACCOUNTS: [Address; 2] = [
+pub const EMPTY_ACCOUNTS: [Address; 2] = [
     alloy_primitives::address!("0x00000000000000000000000000000000000e0002"),
     alloy_primitives::address!("0x00000000000000000000000000000000000e0003"),
 ];
-pub(crate) const COINBASE: Address =
+/// The default fee recipient.
+pub const COINBASE: Address =
     alloy_primitives::address!("0x00000000000000000000000000000000000fee00");
 
-pub(crate) const NUM_SENDERS: usize = 8;
-pub(crate) const NUM_DELEGATORS: usize = 3;
-pub(crate) const COUNTER_GENESIS: [(u64, u64); 2] = [(0, 5), (3, 7)];
-pub(crate) const NOOP_GENESIS: [(u64, u64); 2] = [(0, 42), (1, 9)];
+/// Funded senders.
+pub const NUM_SENDERS: usize = 8;
+/// EOAs that get delegated (EIP-7702); the last one never sends.
+pub const NUM_DELEGATORS: usize = 3;
+/// The counter's storage at genesis (slot, value).
+pub const COUNTER_GENESIS: [(u64, u64); 2] = [(0, 5), (3, 7)];
+/// The no-op writer's storage at genesis (slot, value), which it never changes.
+pub const NOOP_GENESIS: [(u64, u64); 2] = [(0, 42), (1, 9)];
 
-pub(crate) fn signer(tag: &str, i: usize) -> PrivateKeySigner {
-    PrivateKeySigner::from_bytes(&keccak256(format!("ethrex-parallel-differential/{tag}/{i}")))
-        .expect("valid key")
+/// The `i`-th key of a role (`tag`: "sender", "delegator", ...), derived from its name.
+pub fn signer(tag: &str, i: usize) -> PrivateKeySigner {
+    key_from(keccak256(format!("ethrex-parallel-differential/{tag}/{i}")))
 }
 
-pub(crate) struct Scenario {
-    pub(crate) config: ChainConfig,
-    pub(crate) genesis: Header,
-    pub(crate) alloc: BTreeMap<Address, GenesisAccount>,
-    pub(crate) senders: Vec<PrivateKeySigner>,
-    pub(crate) delegators: Vec<PrivateKeySigner>,
+/// The genesis of the adversarial chains: config, header, allocation and keys.
+pub struct Scenario {
+    /// Every fork up to Amsterdam at genesis.
+    pub config: ChainConfig,
+    /// The genesis header.
+    pub genesis: Header,
+    /// The genesis allocation, system contracts included.
+    pub alloc: BTreeMap<Address, GenesisAccount>,
+    /// Keys of the funded senders.
+    pub senders: Vec<PrivateKeySigner>,
+    /// Keys of the delegators.
+    pub delegators: Vec<PrivateKeySigner>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Scenario {
-    pub(crate) fn new() -> Self {
-        let mut alloc = ethrex_blockchain::system_contracts::system_contracts();
+    /// The scenario (always the same).
+    pub fn new() -> Self {
+        let mut alloc = BTreeMap::new();
         let senders: Vec<_> = (0..NUM_SENDERS).map(|i| signer("sender", i)).collect();
         let delegators: Vec<_> = (0..NUM_DELEGATORS).map(|i| signer("delegator", i)).collect();
         for s in &senders {
@@ -446,6 +356,7 @@ impl Scenario {
         for a in EMPTY_ACCOUNTS {
             alloc.insert(a, GenesisAccount::default());
         }
+        let alloc = with_system_contracts(alloc);
         let config = ChainConfig::all_forks_at_genesis(CHAIN_ID, Fork::Amsterdam);
         let genesis = genesis_header_at(
             &config,
@@ -457,24 +368,26 @@ impl Scenario {
     }
 
     /// Writes the genesis into an empty store.
-    pub(crate) fn init(&self, store: &Store) -> B256 {
+    pub fn init(&self, store: &Store) -> B256 {
         init_genesis(store, self.genesis.clone(), &self.alloc).expect("init genesis")
     }
 
-    pub(crate) fn memory_store(&self) -> Store {
+    /// A fresh in-memory store holding the genesis.
+    pub fn memory_store(&self) -> Store {
         let store = Store::in_memory();
         self.init(&store);
         store
     }
 
-    pub(crate) fn chain(&self, store: Store, options: ImportOptions) -> Blockchain {
+    /// A chain on `store` (which holds the genesis) with `options`.
+    pub fn chain(&self, store: Store, options: ImportOptions) -> Blockchain {
         Blockchain::new(store, self.config.clone()).with_options(options)
     }
 }
 
 /// The parallel path forced for every block (threshold 0), with the BAL-derived state
 /// root computed alongside execution (the default).
-pub(crate) fn parallel_options() -> ImportOptions {
+pub fn parallel_options() -> ImportOptions {
     ImportOptions {
         cores: Cores::Pool,
         threshold: Threshold::MinTxs(0),
@@ -484,7 +397,7 @@ pub(crate) fn parallel_options() -> ImportOptions {
 }
 
 /// The parallel path without the BAL-derived state root and without the warmer.
-pub(crate) fn parallel_plain_options() -> ImportOptions {
+pub fn parallel_plain_options() -> ImportOptions {
     ImportOptions {
         cores: Cores::Pool,
         threshold: Threshold::MinTxs(0),
@@ -494,7 +407,8 @@ pub(crate) fn parallel_plain_options() -> ImportOptions {
     }
 }
 
-pub(crate) fn sequential_options() -> ImportOptions {
+/// The sequential path, every block (no warmer).
+pub fn sequential_options() -> ImportOptions {
     ImportOptions {
         cores: Cores::One,
         threshold: Threshold::MinTxs(0),
@@ -507,27 +421,15 @@ pub(crate) fn sequential_options() -> ImportOptions {
 // Signing.
 // ------------------------------------------------------------------------------------
 
-pub(crate) fn sign<T>(key: &PrivateKeySigner, tx: T) -> Transaction
-where
-    T: SignableTransaction<Signature>,
-    Transaction: From<Signed<T>>,
-{
-    let sig = key.sign_hash_sync(&tx.signature_hash()).expect("sign tx");
-    Transaction::from(tx.into_signed(sig))
-}
+pub use crate::keys::sign;
 
-pub(crate) fn sign_auth(
-    key: &PrivateKeySigner,
-    address: Address,
-    nonce: u64,
-) -> SignedAuthorization {
-    let auth = Authorization { chain_id: U256::from(CHAIN_ID), address, nonce };
-    let sig = key.sign_hash_sync(&auth.signature_hash()).expect("sign authorization");
-    auth.into_signed(sig)
+/// Signs an EIP-7702 authorization for `CHAIN_ID`.
+pub fn sign_auth(key: &PrivateKeySigner, address: Address, nonce: u64) -> SignedAuthorization {
+    sign_authorization(key, Authorization { chain_id: U256::from(CHAIN_ID), address, nonce })
 }
 
 /// A type-2 transaction with fixed fees well above the base fee.
-pub(crate) fn eip1559(
+pub fn eip1559(
     key: &PrivateKeySigner,
     nonce: u64,
     to: TxKind,
@@ -556,48 +458,63 @@ pub(crate) fn eip1559(
 // ------------------------------------------------------------------------------------
 
 #[derive(Debug, Default, Clone)]
-pub(crate) struct GenStats {
-    pub(crate) kinds: BTreeMap<&'static str, usize>,
-    pub(crate) txs: usize,
-    pub(crate) withdrawals: usize,
+/// What a generator generated.
+pub struct GenStats {
+    /// Transactions per kind ("counter", "7702-delegate", ...).
+    pub kinds: BTreeMap<&'static str, usize>,
+    /// Transactions in all.
+    pub txs: usize,
+    /// Withdrawals in all.
+    pub withdrawals: usize,
 }
 
 /// Expected outcomes kept by the generator, to check the chain did what it was meant to.
 #[derive(Debug, Clone)]
-pub(crate) struct Model {
-    pub(crate) sender_nonces: BTreeMap<Address, u64>,
+pub struct Model {
+    /// The nonce each sender and delegator must end with.
+    pub sender_nonces: BTreeMap<Address, u64>,
     /// Storage of `COUNTER` (only touched through direct calls and the forwarder).
-    pub(crate) counter: BTreeMap<U256, U256>,
+    pub counter: BTreeMap<U256, U256>,
     /// Current delegation target of each delegator (None: no delegation).
-    pub(crate) delegations: BTreeMap<Address, Option<Address>>,
+    pub delegations: BTreeMap<Address, Option<Address>>,
 }
 
-pub(crate) struct GeneratedChain {
-    pub(crate) blocks: Vec<BlockWithBal>,
-    pub(crate) stats: GenStats,
-    pub(crate) model: Model,
+/// A generated chain with what its generator recorded.
+pub struct GeneratedChain {
+    /// The blocks, in order.
+    pub blocks: Vec<BlockWithBal>,
+    /// What was generated.
+    pub stats: GenStats,
+    /// The state the chain must end in.
+    pub model: Model,
 }
 
 /// Generates transactions that are valid on the head of `builder` and builds blocks with
 /// them (then imports each block into `builder` to move its head forward).
-pub(crate) struct ChainGenerator {
-    pub(crate) rng: ChaCha8Rng,
-    pub(crate) scenario: Scenario,
-    pub(crate) builder: Blockchain,
-    pub(crate) model: Model,
-    pub(crate) stats: GenStats,
+pub struct ChainGenerator {
+    /// Every random choice comes from here.
+    pub rng: ChaCha8Rng,
+    /// The genesis the chain starts from.
+    pub scenario: Scenario,
+    /// The builder chain: its head is the last block built.
+    pub builder: ChainBuilder,
+    /// The state the chain must end in.
+    pub model: Model,
+    /// What was generated so far.
+    pub stats: GenStats,
     /// Addresses created by the chain so far (value recipients).
-    pub(crate) fresh: Vec<Address>,
+    pub fresh: Vec<Address>,
     timestamp: u64,
     number: u64,
     withdrawal_index: u64,
 }
 
 impl ChainGenerator {
-    pub(crate) fn new(seed: u64) -> Self {
+    /// A generator on a fresh in-memory genesis, its choices seeded by `seed`.
+    pub fn new(seed: u64) -> Self {
         let scenario = Scenario::new();
         let store = scenario.memory_store();
-        let builder = scenario.chain(store, ImportOptions::default());
+        let builder = ChainBuilder::new(scenario.chain(store, ImportOptions::default()));
         let mut sender_nonces = BTreeMap::new();
         for s in scenario.senders.iter().chain(&scenario.delegators) {
             sender_nonces.insert(s.address(), 0);
@@ -746,7 +663,7 @@ impl ChainGenerator {
     }
 
     /// One random valid transaction.
-    pub(crate) fn random_tx(&mut self) -> Transaction {
+    pub fn random_tx(&mut self) -> Transaction {
         let key = self.scenario.senders.choose(&mut self.rng).unwrap().clone();
         match self.rng.random_range(0..100) {
             // Native transfers: to known accounts (incl. contracts, empty accounts), to a new
@@ -987,7 +904,8 @@ impl ChainGenerator {
             .collect()
     }
 
-    pub(crate) fn attributes(&mut self, withdrawals: Vec<Withdrawal>) -> PayloadAttributes {
+    /// The attributes of the next block (timestamp, fee recipient, randomness).
+    pub fn attributes(&mut self, withdrawals: Vec<Withdrawal>) -> PayloadAttributes {
         self.timestamp += BLOCK_TIME;
         let fee_recipient = match self.rng.random_range(0..4) {
             0 => self.scenario.senders.choose(&mut self.rng).unwrap().address(),
@@ -1007,21 +925,19 @@ impl ChainGenerator {
     }
 
     /// Builds a block with exactly `txs` on the builder head and imports it there.
-    pub(crate) fn build(
-        &mut self,
-        txs: Vec<Transaction>,
-        withdrawals: Vec<Withdrawal>,
-    ) -> BlockWithBal {
+    pub fn build(&mut self, txs: Vec<Transaction>, withdrawals: Vec<Withdrawal>) -> BlockWithBal {
         let attributes = self.attributes(withdrawals);
         self.stats.txs += txs.len();
-        let block = self.builder.build_block(&attributes, txs).expect("generated block builds");
-        self.builder.import_block(block.clone()).expect("builder imports its own block");
+        let block = self
+            .builder
+            .build(&attributes, txs)
+            .unwrap_or_else(|e| panic!("generated block {}: {e}", self.number + 1));
         self.number += 1;
         block
     }
 
     /// Builds a random block of `min..=max` transactions.
-    pub(crate) fn random_block(&mut self, min: usize, max: usize) -> BlockWithBal {
+    pub fn random_block(&mut self, min: usize, max: usize) -> BlockWithBal {
         let n = self.rng.random_range(min..=max);
         let txs: Vec<Transaction> = (0..n).map(|_| self.random_tx()).collect();
         let withdrawals = self.random_withdrawals();
@@ -1030,77 +946,18 @@ impl ChainGenerator {
 }
 
 /// A random chain of `blocks` Amsterdam blocks with 5..=40 transactions each.
-pub(crate) fn generate_chain(seed: u64, blocks: usize) -> GeneratedChain {
+pub fn generate_chain(seed: u64, blocks: usize) -> GeneratedChain {
     let mut generator = ChainGenerator::new(seed);
     let blocks = (0..blocks).map(|_| generator.random_block(5, 40)).collect();
     GeneratedChain { blocks, stats: generator.stats, model: generator.model }
 }
 
-// ------------------------------------------------------------------------------------
-// Snapshots and comparisons.
-// ------------------------------------------------------------------------------------
-
-/// One account as the snapshot sees it: record, slots, code.
-pub(crate) type AccountSnapshot = (Address, AccountState, Vec<(U256, U256)>, Option<Bytes>);
-
-/// The whole flat state of a store: every account with its storage and code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StateSnapshot {
-    pub(crate) head: Option<B256>,
-    pub(crate) accounts: Vec<AccountSnapshot>,
-}
-
-pub(crate) fn snapshot(store: &Store) -> StateSnapshot {
-    let accounts = store
-        .all_accounts()
-        .expect("all accounts")
-        .into_iter()
-        .map(|(address, account)| {
-            let storage = store.storage_entries(&address).expect("storage entries");
-            let code = (account.code_hash != KECCAK_EMPTY).then(|| {
-                store
-                    .code(&account.code_hash)
-                    .expect("code read")
-                    .expect("code of an account is stored")
-            });
-            (address, account, storage, code)
-        })
-        .collect();
-    StateSnapshot { head: store.head().expect("head"), accounts }
-}
-
-/// What a store keeps about one block.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct BlockRecord {
-    pub(crate) header: Header,
-    pub(crate) receipts: Vec<Receipt>,
-    pub(crate) bal: Option<BlockAccessList>,
-}
-
-pub(crate) fn block_record(store: &Store, hash: &B256) -> BlockRecord {
-    BlockRecord {
-        header: store.header(hash).expect("header read").expect("imported block has a header"),
-        receipts: store
-            .receipts(hash)
-            .expect("receipts read")
-            .expect("imported block has receipts"),
-        bal: store.bal(hash).expect("bal read"),
-    }
-}
-
-/// Asserts that the store holds no trace of a block.
-pub(crate) fn assert_no_trace(store: &Store, hash: &B256, what: &str) {
-    assert!(store.header(hash).unwrap().is_none(), "{what}: rejected block's header was stored");
-    assert!(
-        store.receipts(hash).unwrap().is_none(),
-        "{what}: rejected block's receipts were stored"
-    );
-    assert!(store.bal(hash).unwrap().is_none(), "{what}: rejected block's BAL was stored");
-    assert!(store.body(hash).unwrap().is_none(), "{what}: rejected block's body was stored");
-}
+pub use snapshot::{
+    assert_no_trace, block_record, snapshot, AccountSnapshot, BlockRecord, StateSnapshot,
+};
 
 /// Checks the model the generator kept against a store's final state.
-pub(crate) fn check_model(store: &Store, model: &Model) {
+pub fn check_model(store: &Store, model: &Model) {
     for (address, nonce) in &model.sender_nonces {
         let account = store.account(address).unwrap().expect("sender exists");
         assert_eq!(account.nonce, *nonce, "nonce of {address}");

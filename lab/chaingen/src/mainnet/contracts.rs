@@ -71,7 +71,7 @@ pub(crate) const WRITER_FRESH_BASE: u64 = 1 << 32;
 /// Fixed contract addresses: independent of the seed, so logs and traces of different
 /// fixtures read alike. Derived from labels so they look like ordinary addresses.
 fn fixed(label: &str, index: u64) -> Address {
-    super::accounts::derive_address(0, label, index)
+    crate::keys::derive_address(0, label, index)
 }
 
 #[derive(Debug, Clone)]

@@ -1,4 +1,4 @@
-//! A deterministic, mainnet-shaped transaction workload for the stress fixture.
+//! The mainnet-shaped transaction source: the bench's stress fixture workload.
 //!
 //! `Workload::genesis_alloc` funds the senders and pre-deploys the contracts (tokens,
 //! AMM pools, an NFT, a CREATE/CREATE2 factory, a storage writer, a keccak burner and an
@@ -17,10 +17,10 @@
 //! `mix::COLD_READ_PCT`), and `WorkloadKind::SloadRandom` replaces the mix with the I/O
 //! worst case; without one, the transactions are exactly those of the plain mix.
 //!
-//! Modules: `zipf` (popularity sampler), `accounts` (keys, nonces, signing), `contracts`
+//! Modules: `zipf` (popularity sampler), `accounts` (senders, nonces), `contracts`
 //! (bytecode, addresses, storage layouts, calldata), `gas` (gas limits), `mix` (the
-//! transaction builders); the EIP-2935/4788/7002/7251 predeploys come from
-//! `ethrex_blockchain::system_contracts`.
+//! transaction builders); keys, derivations and signing are `crate::keys`, and the
+//! EIP-2935/4788/7002/7251 predeploys come from `crate::genesis::with_system_contracts`.
 
 mod accounts;
 pub(crate) mod contracts;
@@ -31,8 +31,7 @@ mod zipf;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use accounts::{derive, derive_address};
-pub(crate) use ethrex_blockchain::system_contracts::system_contracts;
+use crate::keys::{derive, derive_address};
 pub(crate) use ethrex_state_filler::StateFiller;
 pub(crate) use zipf::Zipf;
 
@@ -45,9 +44,29 @@ use gas::Costs;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
+/// The contract the sload-random transactions call (it holds the filler's slots).
+pub fn sload_random_contract() -> Address {
+    Addresses::new().sload_random
+}
+
+/// How many filler slots one sload-random transaction reads under `fork`.
+pub fn sload_random_reads_per_tx(fork: Fork) -> u64 {
+    Workload::sload_reads_for(&Costs::for_fork(fork), SLOAD_RANDOM_TX_GAS)
+}
+
+/// The gas an sload-random transaction with calldata `input` making `reads` reads uses
+/// under `fork`, counted opcode by opcode.
+pub fn sload_random_gas_used(fork: Fork, input: &[u8], reads: u64) -> u64 {
+    let calldata: u64 = input.iter().map(|b| if *b == 0 { 4 } else { 16 }).sum();
+    Costs::for_fork(fork).call_intrinsic
+        + calldata
+        + contracts::SLOAD_RANDOM_SETUP_GAS
+        + reads * contracts::SLOAD_RANDOM_GAS_PER_READ
+}
+
 /// What the blocks do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WorkloadKind {
+pub enum WorkloadKind {
     /// The mainnet-shaped mix (`mix.rs`); with a state filler, part of it goes to the
     /// filler's cold accounts and slots (`mix::COLD_RECIPIENT_PCT`, `mix::COLD_READ_PCT`).
     Mix,
@@ -59,12 +78,12 @@ pub(crate) enum WorkloadKind {
 
 /// Gas limit of a SloadRandom transaction: 16M, as in the study "Block-level access
 /// lists and parallel I/O" (under EIP-7825's 2^24 cap).
-pub(crate) const SLOAD_RANDOM_TX_GAS: u64 = 16_000_000;
+pub const SLOAD_RANDOM_TX_GAS: u64 = 16_000_000;
 
 /// The contracts holding the filler's slots for a workload kind, in the filler's order:
 /// the tokens (filler accounts then hold balances that transfers to them rewrite) and
 /// the SloadRandom contract for the mix, the SloadRandom contract alone for the worst case.
-pub(crate) fn filler_contracts(kind: WorkloadKind) -> Vec<Address> {
+pub fn filler_contracts(kind: WorkloadKind) -> Vec<Address> {
     let addrs = Addresses::new();
     match kind {
         WorkloadKind::Mix => addrs.tokens.iter().copied().chain([addrs.sload_random]).collect(),
@@ -72,19 +91,25 @@ pub(crate) fn filler_contracts(kind: WorkloadKind) -> Vec<Address> {
     }
 }
 
+/// What a `Workload` generates.
 #[derive(Debug, Clone)]
-pub(crate) struct WorkloadConfig {
-    pub(crate) seed: u64,
-    pub(crate) fork: Fork,
-    pub(crate) chain_id: u64,
+pub struct WorkloadConfig {
+    /// Seed of every key, address and random choice: same seed, same transactions.
+    pub seed: u64,
+    /// The fork the transactions are valid under (gas estimates, transaction types).
+    pub fork: Fork,
+    /// Chain id the transactions are signed for.
+    pub chain_id: u64,
     /// Block gas limit the blocks are built with.
-    pub(crate) gas_limit: u64,
-    /// Transactions per block, drawn uniformly from [min_txs, max_txs].
-    pub(crate) min_txs: usize,
-    pub(crate) max_txs: usize,
-    pub(crate) kind: WorkloadKind,
+    pub gas_limit: u64,
+    /// Fewest transactions per block: the count is drawn uniformly from [min_txs, max_txs].
+    pub min_txs: usize,
+    /// Most transactions per block.
+    pub max_txs: usize,
+    /// What the blocks do.
+    pub kind: WorkloadKind,
     /// The cold state under the genesis, if any (its contracts from `filler_contracts`).
-    pub(crate) filler: Option<StateFiller>,
+    pub filler: Option<StateFiller>,
 }
 
 /// Funded senders (keys known). Mainnet-like: most traffic from a long tail, some from a
@@ -103,7 +128,9 @@ const POOL_RESERVE: u128 = 1_000_000_000 * ETHER;
 /// Blob transactions per block carry at most this many blobs together.
 pub(crate) const MAX_BLOBS_PER_BLOCK: usize = 6;
 
-pub(crate) struct Workload {
+/// The mainnet-shaped transaction source: funded senders and pre-deployed contracts
+/// (`genesis_alloc`), then the signed transactions of each block (`next_block`).
+pub struct Workload {
     config: WorkloadConfig,
     costs: Costs,
     profile: mix::Profile,
@@ -128,7 +155,10 @@ pub(crate) struct Workload {
 }
 
 impl Workload {
-    pub(crate) fn new(config: WorkloadConfig) -> Self {
+    /// The workload `config` describes. Panics on an empty or inverted transaction count
+    /// range, a filler whose contracts are not `filler_contracts(kind)`, or sload-random
+    /// without filler slots.
+    pub fn new(config: WorkloadConfig) -> Self {
         assert!(config.min_txs <= config.max_txs && config.max_txs > 0, "bad tx count range");
         if let Some(filler) = &config.filler {
             assert_eq!(filler.contracts, filler_contracts(config.kind), "filler contracts");
@@ -177,7 +207,7 @@ impl Workload {
 
     /// Funded EOAs and pre-deployed contracts with their initial storage. The system
     /// contracts are not included (see `system_contracts()`).
-    pub(crate) fn genesis_alloc(&self) -> BTreeMap<Address, GenesisAccount> {
+    pub fn genesis_alloc(&self) -> BTreeMap<Address, GenesisAccount> {
         use contracts::*;
         let mut alloc = BTreeMap::new();
         for s in &self.senders {
@@ -284,7 +314,7 @@ impl Workload {
 
     /// Signed transactions for block `number`, given that block's base fee and blob base
     /// fee (wei). Must be called once per block, in order: it advances the nonces.
-    pub(crate) fn next_block(
+    pub fn next_block(
         &mut self,
         number: u64,
         base_fee: u64,
