@@ -16,7 +16,7 @@ fn backends(dir: &std::path::Path) -> Vec<(DbKind, Arc<dyn KvBackend>)> {
             DbKind::Rocksdb,
             Arc::new(ethrex_storage::rocksdb::RocksBackend::open(&dir.join("rocks")).unwrap()),
         ),
-        // MDBX's other write mode and a larger page (the storage study's settings).
+        // MDBX's other write mode and a larger page.
         (
             DbKind::Mdbx,
             Arc::new(

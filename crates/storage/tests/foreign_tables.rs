@@ -12,8 +12,8 @@ fn rocksdb_opens_with_a_column_family_it_does_not_declare() {
         let mut opts = rocksdb::Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
-        let db = rocksdb::DB::open_cf(&opts, &path, ["headers", "bintrie_nodes"]).unwrap();
-        let cf = db.cf_handle("bintrie_nodes").unwrap();
+        let db = rocksdb::DB::open_cf(&opts, &path, ["headers", "an_older_table"]).unwrap();
+        let cf = db.cf_handle("an_older_table").unwrap();
         db.put_cf(cf, b"key", b"kept").unwrap();
     }
     let backend = RocksBackend::open(&path).expect("opens with the foreign table");
@@ -21,6 +21,6 @@ fn rocksdb_opens_with_a_column_family_it_does_not_declare() {
     batch.put(Table::Meta, b"k".to_vec(), b"v".to_vec());
     backend.write(&batch).unwrap();
     assert_eq!(backend.get(Table::Meta, b"k").unwrap().as_deref(), Some(&b"v"[..]));
-    let foreign = backend.db().cf_handle("bintrie_nodes").expect("still there");
+    let foreign = backend.db().cf_handle("an_older_table").expect("still there");
     assert_eq!(backend.db().get_cf(foreign, b"key").unwrap().as_deref(), Some(&b"kept"[..]));
 }
