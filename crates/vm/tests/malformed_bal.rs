@@ -5,65 +5,25 @@
 //! block that is valid, or invalid for a reason unrelated to the BAL) and compare the
 //! verdict of "parallel, then sequential on a hand-over" with the sequential verdict.
 
-use alloy_consensus::crypto::secp256k1::sign_message;
-use alloy_consensus::transaction::SignerRecoverable;
-use alloy_consensus::{Header, SignableTransaction, Signed, TxEip1559};
+mod common;
+#[path = "common/pre_state.rs"]
+mod pre_state;
+
+use alloy_consensus::Signed;
+use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
 use alloy_eips::eip7928::{BalanceChange, BlockAccessIndex, CodeChange};
-use alloy_primitives::{keccak256, Address, Bytes, Signature, TxKind, B256, U256};
-use ethrex_common::{
-    AccountChanges, Block, BlockAccessList, BlockBody, ChainConfig, Fork, Receipt, Transaction,
-};
+use alloy_primitives::{Address, Signature, B256, U256};
+use common::{block, call, config, sender, RECEIVER};
+use ethrex_common::{AccountChanges, Block, BlockAccessList, Transaction};
 use ethrex_vm::error::{DatabaseError, TxErrorKind};
 use ethrex_vm::{
-    execute_block_sequential, recover_senders, run_transactions_parallel, AccountChange,
-    BlockExecutionOutput, ExecutionError, ParallelRun, Recovery, Schedule,
+    execute_block_sequential, recover_senders, run_transactions_parallel, ExecutionError,
+    ParallelRun, Recovery, Schedule,
 };
+use pre_state::{pre_state, Output, COUNTER};
 use revm::database::{CacheDB, EmptyDB};
 use revm::database_interface::{DBErrorMarker, DatabaseRef};
 use revm::state::{AccountInfo, Bytecode};
-
-const CHAIN_ID: u64 = 1;
-const COINBASE: Address = Address::repeat_byte(0xc0);
-const RECEIVER: Address = Address::repeat_byte(0x77);
-const COUNTER: Address = Address::repeat_byte(0x55);
-use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
-use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS as WITHDRAWAL_REQUESTS;
-use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS as CONSOLIDATION_REQUESTS;
-use alloy_eips::eip8282::{
-    BUILDER_DEPOSIT_CONTRACT_ADDRESS as BUILDER_DEPOSITS,
-    BUILDER_EXIT_CONTRACT_ADDRESS as BUILDER_EXITS,
-};
-/// slot 0 += 1
-const COUNTER_CODE: &[u8] = &[0x60, 0x01, 0x60, 0x00, 0x54, 0x01, 0x60, 0x00, 0x55, 0x00];
-
-fn key(i: u8) -> B256 {
-    B256::repeat_byte(i + 1)
-}
-
-fn sign(key: B256, tx: TxEip1559) -> Transaction {
-    let signature = sign_message(key, tx.signature_hash()).expect("valid key");
-    Transaction::Eip1559(tx.into_signed(signature))
-}
-
-fn call(from: u8, nonce: u64, to: Address, value: u64, gas_limit: u64) -> Transaction {
-    sign(
-        key(from),
-        TxEip1559 {
-            chain_id: CHAIN_ID,
-            nonce,
-            gas_limit,
-            max_fee_per_gas: 100,
-            max_priority_fee_per_gas: 1,
-            to: TxKind::Call(to),
-            value: U256::from(value),
-            ..Default::default()
-        },
-    )
-}
-
-fn sender(i: u8) -> Address {
-    call(i, 0, RECEIVER, 0, 21_000).recover_signer().unwrap()
-}
 
 /// The same transaction with a signature no sender can be recovered from.
 fn unrecoverable(tx: &Transaction) -> Transaction {
@@ -74,56 +34,6 @@ fn unrecoverable(tx: &Transaction) -> Transaction {
         broken,
         B256::repeat_byte(0xee),
     ))
-}
-
-fn config() -> ChainConfig {
-    ChainConfig::all_forks_at_genesis(CHAIN_ID, Fork::Amsterdam)
-}
-
-/// Three funded senders, a counter contract and system contracts that only STOP.
-fn pre_state() -> CacheDB<EmptyDB> {
-    let mut db = CacheDB::new(EmptyDB::default());
-    for i in 0..3 {
-        db.insert_account_info(
-            sender(i),
-            AccountInfo { balance: U256::from(10u64).pow(U256::from(18u64)), ..Default::default() },
-        );
-    }
-    let code = |bytes: &[u8]| {
-        let bytecode = Bytecode::new_raw(Bytes::copy_from_slice(bytes));
-        AccountInfo { code_hash: keccak256(bytes), code: Some(bytecode), ..Default::default() }
-    };
-    db.insert_account_info(COUNTER, code(COUNTER_CODE));
-    for system in [
-        HISTORY_STORAGE,
-        WITHDRAWAL_REQUESTS,
-        CONSOLIDATION_REQUESTS,
-        BUILDER_DEPOSITS,
-        BUILDER_EXITS,
-    ] {
-        db.insert_account_info(system, code(&[0x00]));
-    }
-    db
-}
-
-fn block(transactions: Vec<Transaction>) -> Block {
-    let header = Header {
-        parent_hash: B256::repeat_byte(0x01),
-        beneficiary: COINBASE,
-        number: 1,
-        gas_limit: 30_000_000,
-        timestamp: 12,
-        mix_hash: B256::repeat_byte(0x02),
-        base_fee_per_gas: Some(7),
-        blob_gas_used: Some(0),
-        excess_blob_gas: Some(0),
-        slot_number: Some(1),
-        ..Default::default()
-    };
-    Block {
-        header,
-        body: BlockBody { transactions, ommers: vec![], withdrawals: Some(Default::default()) },
-    }
 }
 
 /// A transfer, two calls to the counter (one from the transfer's sender) and a last
@@ -139,21 +49,6 @@ fn transactions(last: Transaction) -> Vec<Transaction> {
 
 fn valid_last() -> Transaction {
     call(2, 0, RECEIVER, 5, 21_000)
-}
-
-/// What a verdict compares: everything the import checks against the header.
-#[derive(Debug, Clone, PartialEq)]
-struct Output {
-    gas_used: u64,
-    receipts: Vec<Receipt>,
-    bal: Option<BlockAccessList>,
-    accounts: Vec<AccountChange>,
-}
-
-impl From<BlockExecutionOutput> for Output {
-    fn from(o: BlockExecutionOutput) -> Self {
-        Output { gas_used: o.gas_used, receipts: o.receipts, bal: o.bal, accounts: o.accounts }
-    }
 }
 
 type Verdict = Result<Output, ExecutionError>;

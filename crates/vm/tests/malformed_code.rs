@@ -3,18 +3,11 @@
 //! when a block's transaction calls it on the sequential path, and not on a rayon worker
 //! of the parallel path.
 
-use alloy_consensus::crypto::secp256k1::sign_message;
-use alloy_consensus::transaction::SignerRecoverable;
-use alloy_consensus::{Header, SignableTransaction, TxEip1559};
-use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
-use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS as WITHDRAWAL_REQUESTS;
-use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS as CONSOLIDATION_REQUESTS;
-use alloy_eips::eip8282::{
-    BUILDER_DEPOSIT_CONTRACT_ADDRESS as BUILDER_DEPOSITS,
-    BUILDER_EXIT_CONTRACT_ADDRESS as BUILDER_EXITS,
-};
-use alloy_primitives::{keccak256, Address, Bytes, TxKind, B256, U256};
-use ethrex_common::{AccountState, Block, BlockBody, ChainConfig, Fork, Transaction, KECCAK_EMPTY};
+mod common;
+
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use common::{block, call, config, sender, SYSTEM_CONTRACTS};
+use ethrex_common::{AccountState, Block, Transaction, KECCAK_EMPTY};
 use ethrex_storage::{Store, Table, WriteBatch};
 use ethrex_vm::{
     execute_block_sequential, run_transactions_parallel, ExecutionError, ParallelRun, Schedule,
@@ -22,9 +15,7 @@ use ethrex_vm::{
 };
 use revm::database_interface::DatabaseRef;
 
-const CHAIN_ID: u64 = 1;
 const CONTRACT: Address = Address::repeat_byte(0x7d);
-const SENDER_KEY: B256 = B256::repeat_byte(0x01);
 
 /// `0xef0100` followed by `body_len` address bytes (20 make a valid designator).
 fn designator(body_len: usize) -> Bytes {
@@ -33,26 +24,9 @@ fn designator(body_len: usize) -> Bytes {
     code.into()
 }
 
-fn config() -> ChainConfig {
-    ChainConfig::all_forks_at_genesis(CHAIN_ID, Fork::Amsterdam)
-}
-
+/// Sender 0 calls `CONTRACT`.
 fn call_contract() -> Transaction {
-    let tx = TxEip1559 {
-        chain_id: CHAIN_ID,
-        nonce: 0,
-        gas_limit: 1_000_000,
-        max_fee_per_gas: 100,
-        max_priority_fee_per_gas: 1,
-        to: TxKind::Call(CONTRACT),
-        ..Default::default()
-    };
-    let signature = sign_message(SENDER_KEY, tx.signature_hash()).unwrap();
-    Transaction::Eip1559(tx.into_signed(signature))
-}
-
-fn sender() -> Address {
-    call_contract().recover_signer().unwrap()
+    call(0, 0, CONTRACT, 0, 1_000_000)
 }
 
 /// A store whose flat state holds a funded sender, system contracts that only STOP, and
@@ -68,14 +42,8 @@ fn store_with(code: &Bytes) -> Store {
         let account = AccountState { balance, code_hash, ..Default::default() };
         batch.put(Table::Accounts, address.to_vec(), alloy_rlp::encode(account));
     };
-    put(sender(), U256::from(10u64).pow(U256::from(18u64)), &[]);
-    for system in [
-        HISTORY_STORAGE,
-        WITHDRAWAL_REQUESTS,
-        CONSOLIDATION_REQUESTS,
-        BUILDER_DEPOSITS,
-        BUILDER_EXITS,
-    ] {
+    put(sender(0), U256::from(10u64).pow(U256::from(18u64)), &[]);
+    for system in SYSTEM_CONTRACTS {
         put(system, U256::ZERO, &[0x00]);
     }
     put(CONTRACT, U256::ZERO, code);
@@ -87,28 +55,8 @@ fn db(store: &Store) -> StoreDb {
     StoreDb::new(store.clone(), B256::repeat_byte(0x01), 0)
 }
 
-fn block() -> Block {
-    let header = Header {
-        parent_hash: B256::repeat_byte(0x01),
-        beneficiary: Address::repeat_byte(0xc0),
-        number: 1,
-        gas_limit: 30_000_000,
-        timestamp: 12,
-        mix_hash: B256::repeat_byte(0x02),
-        base_fee_per_gas: Some(7),
-        blob_gas_used: Some(0),
-        excess_blob_gas: Some(0),
-        slot_number: Some(1),
-        ..Default::default()
-    };
-    Block {
-        header,
-        body: BlockBody {
-            transactions: vec![call_contract()],
-            ommers: vec![],
-            withdrawals: Some(Default::default()),
-        },
-    }
+fn one_call() -> Block {
+    block(vec![call_contract()])
 }
 
 #[test]
@@ -129,25 +77,25 @@ fn malformed_code_read_from_the_store_is_an_error() {
 
 #[test]
 fn calling_malformed_code_fails_sequential_execution() {
-    let block = block();
+    let block = one_call();
     let err =
-        execute_block_sequential(db(&store_with(&designator(5))), &block, &[sender()], &config())
+        execute_block_sequential(db(&store_with(&designator(5))), &block, &[sender(0)], &config())
             .expect_err("the call cannot load its code");
     assert!(matches!(err, ExecutionError::Database(_)), "{err:?}");
     assert!(err.to_string().contains("malformed"), "{err}");
     // The same block on well-formed code executes.
     let output =
-        execute_block_sequential(db(&store_with(&designator(20))), &block, &[sender()], &config())
+        execute_block_sequential(db(&store_with(&designator(20))), &block, &[sender(0)], &config())
             .unwrap();
     assert_eq!(output.receipts.len(), 1);
 }
 
 #[test]
 fn calling_malformed_code_on_a_parallel_worker_is_not_a_panic() {
-    let block = block();
+    let block = one_call();
     // The BAL of the block on well-formed code: the read of CONTRACT is listed.
     let bal =
-        execute_block_sequential(db(&store_with(&designator(20))), &block, &[sender()], &config())
+        execute_block_sequential(db(&store_with(&designator(20))), &block, &[sender(0)], &config())
             .unwrap()
             .bal
             .unwrap();

@@ -4,81 +4,21 @@
 //! value, a missing account, a write that did not happen) is reported as a BAL mismatch,
 //! never turned into a result.
 
-use alloy_consensus::crypto::secp256k1::sign_message;
-use alloy_consensus::transaction::SignerRecoverable;
-use alloy_consensus::{Header, SignableTransaction, TxEip1559};
-use alloy_eips::eip2935::HISTORY_STORAGE_ADDRESS as HISTORY_STORAGE;
-use alloy_eips::eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS as WITHDRAWAL_REQUESTS;
-use alloy_eips::eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS as CONSOLIDATION_REQUESTS;
+mod common;
+#[path = "common/pre_state.rs"]
+mod pre_state;
+
 use alloy_eips::eip7928::{BalanceChange, BlockAccessIndex};
-use alloy_eips::eip8282::{
-    BUILDER_DEPOSIT_CONTRACT_ADDRESS as BUILDER_DEPOSITS,
-    BUILDER_EXIT_CONTRACT_ADDRESS as BUILDER_EXITS,
-};
-use alloy_primitives::{keccak256, Address, Bytes, TxKind, B256, U256};
-use ethrex_common::{Block, BlockAccessList, BlockBody, ChainConfig, Fork, Receipt, Transaction};
+use alloy_primitives::{Address, U256};
+use common::{block, call, config, sender, RECEIVER};
+use ethrex_common::{Block, BlockAccessList, Transaction};
 use ethrex_vm::{
-    execute_block_sequential, recover_senders, run_transactions_parallel, AccountChange,
-    BlockExecutionOutput, ExecutionError, ParallelRun, Recovery, Schedule,
+    execute_block_sequential, recover_senders, run_transactions_parallel, ExecutionError,
+    ParallelRun, Recovery, Schedule,
 };
-use revm::database::{CacheDB, EmptyDB};
-use revm::state::{AccountInfo, Bytecode};
+use pre_state::{pre_state, Output, COUNTER};
 
-const CHAIN_ID: u64 = 1;
-const RECEIVER: Address = Address::repeat_byte(0x77);
-const COUNTER: Address = Address::repeat_byte(0x55);
-/// slot 0 += 1
-const COUNTER_CODE: &[u8] = &[0x60, 0x01, 0x60, 0x00, 0x54, 0x01, 0x60, 0x00, 0x55, 0x00];
 const SCHEDULES: [Schedule; 2] = [Schedule::LongestFirst, Schedule::BlockOrder];
-
-fn call(from: u8, nonce: u64, to: Address, value: u64, gas_limit: u64) -> Transaction {
-    let tx = TxEip1559 {
-        chain_id: CHAIN_ID,
-        nonce,
-        gas_limit,
-        max_fee_per_gas: 100,
-        max_priority_fee_per_gas: 1,
-        to: TxKind::Call(to),
-        value: U256::from(value),
-        ..Default::default()
-    };
-    let signature = sign_message(B256::repeat_byte(from + 1), tx.signature_hash()).unwrap();
-    Transaction::Eip1559(tx.into_signed(signature))
-}
-
-fn sender(i: u8) -> Address {
-    call(i, 0, RECEIVER, 0, 21_000).recover_signer().unwrap()
-}
-
-fn config() -> ChainConfig {
-    ChainConfig::all_forks_at_genesis(CHAIN_ID, Fork::Amsterdam)
-}
-
-/// Three funded senders, the counter, and system contracts that only STOP.
-fn pre_state() -> CacheDB<EmptyDB> {
-    let mut db = CacheDB::new(EmptyDB::default());
-    for i in 0..3 {
-        db.insert_account_info(
-            sender(i),
-            AccountInfo { balance: U256::from(10u64).pow(U256::from(18u64)), ..Default::default() },
-        );
-    }
-    let code = |bytes: &[u8]| {
-        let bytecode = Bytecode::new_raw_checked(Bytes::copy_from_slice(bytes)).unwrap();
-        AccountInfo { code_hash: keccak256(bytes), code: Some(bytecode), ..Default::default() }
-    };
-    db.insert_account_info(COUNTER, code(COUNTER_CODE));
-    for system in [
-        HISTORY_STORAGE,
-        WITHDRAWAL_REQUESTS,
-        CONSOLIDATION_REQUESTS,
-        BUILDER_DEPOSITS,
-        BUILDER_EXITS,
-    ] {
-        db.insert_account_info(system, code(&[0x00]));
-    }
-    db
-}
 
 /// Transactions that depend on each other (nonces, balances, one counter slot), with gas
 /// limits that make the longest-first order differ from block order (4, 1, 2, then 0 and
@@ -95,41 +35,6 @@ fn transactions() -> Vec<Transaction> {
         call(2, 0, sender(0), 5, 21_000),
         call(1, 1, COUNTER, 0, 2_000_000),
     ]
-}
-
-fn block(transactions: Vec<Transaction>) -> Block {
-    let header = Header {
-        parent_hash: B256::repeat_byte(0x01),
-        beneficiary: Address::repeat_byte(0xc0),
-        number: 1,
-        gas_limit: 30_000_000,
-        timestamp: 12,
-        mix_hash: B256::repeat_byte(0x02),
-        base_fee_per_gas: Some(7),
-        blob_gas_used: Some(0),
-        excess_blob_gas: Some(0),
-        slot_number: Some(1),
-        ..Default::default()
-    };
-    Block {
-        header,
-        body: BlockBody { transactions, ommers: vec![], withdrawals: Some(Default::default()) },
-    }
-}
-
-/// What the two paths are compared on: everything the import checks against the header.
-#[derive(Debug, Clone, PartialEq)]
-struct Output {
-    gas_used: u64,
-    receipts: Vec<Receipt>,
-    bal: Option<BlockAccessList>,
-    accounts: Vec<AccountChange>,
-}
-
-impl From<BlockExecutionOutput> for Output {
-    fn from(o: BlockExecutionOutput) -> Self {
-        Output { gas_used: o.gas_used, receipts: o.receipts, bal: o.bal, accounts: o.accounts }
-    }
 }
 
 fn sequential(block: &Block) -> Result<Output, ExecutionError> {
