@@ -3,7 +3,7 @@
 //! being checked against it). Used by the stress-fixture generator, tests, and payload
 //! building.
 
-use crate::error::{BlockError, NodeFault, StorageFault};
+use crate::error::{BlockError, NodeFault};
 use crate::import::{recover_senders, Blockchain};
 use crate::state_root::compute_state_update;
 use crate::validation::ReceiptsCommitment;
@@ -66,10 +66,8 @@ impl Blockchain {
         attributes: &PayloadAttributes,
         transactions: Vec<Transaction>,
     ) -> Result<BuiltBlock, BlockError> {
-        let parent_hash = self
-            .store
-            .head()?
-            .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
+        let parent_hash =
+            self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
         let parent = self
             .store
             .header(&parent_hash)?

@@ -1,7 +1,7 @@
 //! Moving the canonical head: forward along imported blocks, or to a side branch by
 //! unwinding to the common ancestor (change sets) and executing the branch.
 
-use crate::error::{BlockError, StorageFault};
+use crate::error::BlockError;
 use crate::import::Blockchain;
 use alloy_primitives::B256;
 use ethrex_common::BlockWithBal;
@@ -76,10 +76,7 @@ impl Blockchain {
         new_head: B256,
         pending: &dyn BlockSource,
     ) -> Result<(), ForkChoiceError> {
-        let head = self
-            .store
-            .head()?
-            .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
+        let head = self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
         if head == new_head {
             return Ok(());
         }
@@ -121,19 +118,14 @@ impl Blockchain {
     fn unwind_to(&self, ancestor: B256) -> Result<Vec<BlockWithBal>, BlockError> {
         let mut unwound = Vec::new();
         loop {
-            let head = self
-                .store
-                .head()?
-                .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
+            let head =
+                self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
             if head == ancestor {
                 return Ok(unwound);
             }
-            let block =
-                self.find_block(&head, &std::collections::HashMap::new())?.ok_or_else(|| {
-                    BlockError::from(StorageFault::message(format!(
-                        "canonical block {head} missing"
-                    )))
-                })?;
+            let block = self
+                .find_block(&head, &std::collections::HashMap::new())?
+                .ok_or_else(|| BlockError::storage(format!("canonical block {head} missing")))?;
             self.store.unwind_head()?;
             unwound.push(block);
         }

@@ -1,7 +1,7 @@
 //! Initialising a store from a genesis: the allocation becomes the state, the genesis
 //! header becomes block 0 and the head.
 
-use crate::error::{BlockError, InvalidBlock, StorageFault};
+use crate::error::{BlockError, InvalidBlock};
 use crate::state_root::compute_state_update;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{Block, BlockBody, Header, KECCAK_EMPTY};
@@ -74,9 +74,9 @@ pub fn init_genesis(
     if let Some(existing) = store.genesis_hash()? {
         let hash = header.hash_slow();
         if existing != hash {
-            return Err(BlockError::from(StorageFault::message(format!(
+            return Err(BlockError::storage(format!(
                 "store already holds genesis {existing}, not {hash}: use another data directory"
-            ))));
+            )));
         }
         return Ok(hash);
     }

@@ -267,9 +267,7 @@ where
 /// scratch, ignoring stored trie nodes) and compares it with the head header's. Used after
 /// a crash to prove the head and its state are consistent.
 pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
-    let head = store
-        .head_header()?
-        .ok_or_else(|| BlockError::from(StorageFault::message("store has no head")))?;
+    let head = store.head_header()?.ok_or_else(|| BlockError::storage("store has no head"))?;
     let accounts = store.all_accounts()?;
     let leaves = accounts
         .par_iter()
@@ -279,10 +277,10 @@ pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
                 slots.iter().map(|(k, v)| (keccak256(k.to_be_bytes::<32>()), alloy_rlp::encode(v))),
             );
             if storage_root != account.storage_root {
-                return Err(BlockError::from(StorageFault::message(format!(
+                return Err(BlockError::storage(format!(
                     "account {address}: storage root {} in its record, {storage_root} from its slots",
                     account.storage_root
-                ))));
+                )));
             }
             Ok((keccak256(address), alloy_rlp::encode(account)))
         })

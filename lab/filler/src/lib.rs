@@ -31,7 +31,7 @@
 //! the same on every backend.
 
 use alloy_primitives::{keccak256, Address, B256, U256};
-use ethrex_blockchain::error::{BlockError, StorageFault};
+use ethrex_blockchain::error::BlockError;
 use ethrex_blockchain::genesis::{
     alloc_changes, alloc_state_root, genesis_header, geth_alloc, init_genesis, GenesisAccount,
 };
@@ -164,7 +164,7 @@ impl StateFiller {
 }
 
 fn spec_error(message: String) -> BlockError {
-    BlockError::from(StorageFault::message(message))
+    BlockError::storage(message)
 }
 
 /// Writes `genesis` (its allocation) plus `filler` into `store` and commits the genesis
