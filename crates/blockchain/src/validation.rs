@@ -230,8 +230,8 @@ impl ReceiptsCommitment {
     }
 }
 
-/// Where two access lists first differ, for the rejection.
-fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> BalMismatch {
+/// Where two access lists that differ first differ, for the rejection.
+pub fn first_bal_difference(expected: &BlockAccessList, got: &BlockAccessList) -> BalMismatch {
     for (index, (e, g)) in expected.iter().zip(got.iter()).enumerate() {
         if e != g {
             return if e.address != g.address {

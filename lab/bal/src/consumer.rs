@@ -53,7 +53,8 @@ use crate::{
     PreValues,
 };
 use alloy_primitives::{Address, U256};
-use ethrex_blockchain::error::{BalMismatch, InvalidBlock, StorageFault, StrategyRejection};
+use ethrex_blockchain::error::{InvalidBlock, StorageFault, StrategyRejection};
+use ethrex_blockchain::validation::first_bal_difference;
 use ethrex_blockchain::{BlockError, Blockchain, ExecutionStrategy, StrategyInput, StrategyOutput};
 use ethrex_common::{Block, BlockWithBal, ChainConfig};
 use ethrex_vm::warmer::warm_keys;
@@ -178,17 +179,7 @@ pub fn derive_designs(
     let output = execute_block_sequential_recording(&cache, &block.block, &senders, &chain.config)?;
     let bal = output.bal.as_ref().ok_or(InvalidBlock::BalMissing)?;
     if let Some(given) = block.bal.as_ref().filter(|given| *given != bal) {
-        let first = given.iter().zip(bal).position(|(g, b)| g != b);
-        return Err(InvalidBlock::BalMismatch(match first {
-            Some(index) => BalMismatch::Account {
-                index,
-                header: given[index].address,
-                execution: bal[index].address,
-            },
-            None if given.len() > bal.len() => BalMismatch::Extra(given[bal.len()].address),
-            None => BalMismatch::Unlisted(bal[given.len()].address),
-        })
-        .into());
+        return Err(InvalidBlock::BalMismatch(first_bal_difference(given, bal)).into());
     }
     // The cache holds pre-block values only (execution's writes stay in revm's state
     // above it), so the keys execution read are answered without the database.
