@@ -383,7 +383,7 @@ impl Blockchain {
     /// BAL, parallel merkleization and sender recovery); with `Cores::One` the import runs
     /// on a single thread: the single-core baseline.
     pub fn import_block(&self, block: BlockWithBal) -> Result<ImportOutcome, BlockError> {
-        self.import_on_cores(block, Execution::<CachingDb<StoreDb>>::Choose)
+        self.import_on_cores(block, Execution::Choose)
     }
 
     /// As `import_block`, with `strategy` executing the block instead of the path the
@@ -393,13 +393,15 @@ impl Blockchain {
         block: BlockWithBal,
         strategy: &dyn ExecutionStrategy,
     ) -> Result<ImportOutcome, BlockError> {
-        self.import_on_cores(block, Execution::<CachingDb<StoreDb>>::Strategy(strategy))
+        self.import_on_cores(block, Execution::Strategy(strategy))
     }
 
-    fn import_on_cores<V: DatabaseRef + Sync>(
+    /// `import_with` on the pool `options.cores` names (a mega block's `Prerun` runs on
+    /// the caller's pool, in `import_batch`).
+    fn import_on_cores(
         &self,
         block: BlockWithBal,
-        execution: Execution<'_, '_, V>,
+        execution: Execution<'_, '_, CachingDb<StoreDb>>,
     ) -> Result<ImportOutcome, BlockError> {
         match self.options.cores {
             Cores::Pool => self.import_with(block, execution),
@@ -411,8 +413,6 @@ impl Blockchain {
                         .build()
                         .expect("building a one-thread pool")
                 });
-                // A `Prerun` borrows the caller's pool's state; only `Choose` and
-                // `Strategy` reach here with `Cores::One` (batches import one by one).
                 pool.install(|| self.import_with(block, execution))
             }
         }
