@@ -21,3 +21,14 @@ if ! command -v evm >/dev/null || ! evm --version 2>/dev/null | grep -q "${GETH_
     echo "installing geth evm $GETH_VERSION ..." >&2
     go install "github.com/ethereum/go-ethereum/cmd/evm@$GETH_VERSION" >&2
 fi
+# The full geth node and devp2p's protocol tester, same release (the p2p oracles), and the
+# module's source, whose cmd/devp2p/internal/ethtest/testdata holds the eth-test chain.
+for tool in geth devp2p; do
+    if ! command -v "$tool" >/dev/null || ! "$tool" --version 2>/dev/null | grep -q "${GETH_VERSION#v}"; then
+        echo "installing $tool $GETH_VERSION ..." >&2
+        go install "github.com/ethereum/go-ethereum/cmd/$tool@$GETH_VERSION" >&2
+    fi
+done
+GETH_MODULE="$(go env GOMODCACHE)/github.com/ethereum/go-ethereum@$GETH_VERSION"
+[ -d "$GETH_MODULE" ] || go mod download "github.com/ethereum/go-ethereum@$GETH_VERSION" >&2
+ETHTEST_CHAIN="$GETH_MODULE/cmd/devp2p/internal/ethtest/testdata"

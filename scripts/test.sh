@@ -55,6 +55,8 @@ trap 'rm -rf "$SCRATCH"' EXIT
 echo "== a small Amsterdam stress chain through revme 43 and geth (bench/verify-fixture.sh)"
 "$ETHREX" fixture stress --out "$SCRATCH/stress" --blocks 3 --min-txs 20 --max-txs 80 --gas-limit 30000000
 bench/verify-fixture.sh "$SCRATCH/stress"
+echo "== geth's devp2p test chain (no BALs) imported to the head its headfcu.json names"
+bench/eth-test-chain.sh "$SCRATCH/eth-test-chain"
 echo "== differential test against geth: random chains and mutated blocks (bench/geth-diff.sh)"
 bench/geth-diff.sh 3 "$SCRATCH/geth-diff"
 

@@ -73,7 +73,6 @@ MESSAGE_RULES: List[Tuple[str, Tuple[str, ...]]] = [
     (r"cannot recover sender of transaction", (T + "INVALID_SIGNATURE_VRS",)),
     # -- BAL before execution --
     (r"block access list hash 0x[0-9a-fA-F]+ does not match header", (B + "INVALID_BAL_HASH",)),
-    (r"block access list missing for an Amsterdam block", (B + "INVALID_BAL_HASH",)),
     (r"block access list has \d+ items, over the cap", (B + "BLOCK_ACCESS_LIST_GAS_LIMIT_EXCEEDED",)),
     # -- execution: revm's transaction errors inside "transaction N is invalid: ..." --
     (r"nonce \d+ too low", (T + "NONCE_MISMATCH_TOO_LOW",)),

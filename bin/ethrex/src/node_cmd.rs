@@ -201,12 +201,13 @@ pub(crate) struct ImportArgs {
     network: PathBuf,
     #[command(flatten)]
     db: DbArgs,
-    /// Concatenated RLP BALs, one per block.
+    /// Concatenated RLP BALs, one per block (optional: without them an Amsterdam block is
+    /// executed sequentially and the BAL it builds is checked against its header).
     #[arg(long)]
     bal: Option<PathBuf>,
     #[command(flatten)]
     exec: ExecArgs,
-    /// Chain file: RLP blocks, concatenated.
+    /// Chain file: RLP blocks, concatenated (geth's `export` format).
     file: PathBuf,
 }
 
@@ -238,8 +239,13 @@ pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     // everything imported before it is kept.
     chain.store.flush().context("writing the imported blocks to the database")?;
     result?;
-    let head = chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
-    eprintln!("imported {imported} blocks ({skipped} already present); head is block {head}");
+    let head = chain.store.head_header()?.context("the database holds no chain")?;
+    eprintln!(
+        "imported {imported} blocks ({skipped} already present); head is block {} {} (state root {})",
+        head.number,
+        head.hash_slow(),
+        head.state_root
+    );
     Ok(ExitCode::SUCCESS)
 }
 

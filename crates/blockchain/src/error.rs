@@ -187,9 +187,6 @@ pub enum InvalidBlock {
         /// The hash of the list that came with the block.
         got: B256,
     },
-    /// An Amsterdam block came without its block access list.
-    #[error("block access list missing for an Amsterdam block")]
-    BalMissing,
     /// The block access list has more items than the gas limit allows (EIP-7928 size cap).
     #[error("block access list has {items} items, over the cap for gas limit {gas_limit}")]
     BalTooLarge {
@@ -436,7 +433,7 @@ impl InvalidBlock {
             E::BlobGasUsed { .. } => "BlockException.INCORRECT_BLOB_GAS_USED",
             E::BlobGasOverMax(..) => "BlockException.BLOB_GAS_USED_ABOVE_LIMIT",
             E::InvalidSignature { .. } => "TransactionException.INVALID_SIGNATURE_VRS",
-            E::BalHashMismatch { .. } | E::BalMissing => "BlockException.INVALID_BAL_HASH",
+            E::BalHashMismatch { .. } => "BlockException.INVALID_BAL_HASH",
             E::BalTooLarge { .. } => "BlockException.BLOCK_ACCESS_LIST_GAS_LIMIT_EXCEEDED",
             E::Execution(e) => match e {
                 ExecutionError::InvalidTransaction { kind, .. } => match kind {

@@ -5,13 +5,14 @@
 //! recovery, execution, results against header, state root; then one atomic commit.
 //! Nothing is written unless every check passed.
 
-use crate::error::{BlockError, InvalidBlock, NodeFault, StorageFault};
+use crate::error::{BalMismatch, BlockError, InvalidBlock, NodeFault, StorageFault};
 use crate::extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 use crate::metrics::{record_cache_stats, record_metrics};
 use crate::state_root::{changes_from_bal, compute_state_update_with};
 use crate::validation::{
     account_order_violation, validate_bal_form, validate_bal_hash, validate_body,
-    validate_execution_output, validate_header_against_parent, ReceiptsCommitment,
+    validate_built_bal, validate_execution_output, validate_header_against_parent,
+    ReceiptsCommitment,
 };
 use alloy_primitives::{Address, B256};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, RecoveredBlock};
@@ -56,7 +57,9 @@ pub enum ExecutionPath {
     /// Transactions ran in parallel on the header BAL, together with the other blocks of
     /// a mega block (`Blockchain::import_batch`).
     ParallelBatch,
-    /// No BAL: the block is from before Amsterdam.
+    /// No BAL came with the block: it is from before Amsterdam, or it came without one
+    /// (a chain file, a body from a peer), and execution built the BAL the header must
+    /// commit to.
     SequentialNoBal,
     /// Fewer transactions than the parallel threshold.
     SequentialSmallBlock,
@@ -75,7 +78,7 @@ impl ExecutionPath {
         match self {
             ExecutionPath::Parallel => "parallel",
             ExecutionPath::ParallelBatch => "parallel (mega block)",
-            ExecutionPath::SequentialNoBal => "sequential (no BAL before Amsterdam)",
+            ExecutionPath::SequentialNoBal => "sequential (no BAL with the block)",
             ExecutionPath::SequentialSmallBlock => "sequential (below parallel threshold)",
             ExecutionPath::SequentialDisabled => "sequential (parallel execution disabled)",
             ExecutionPath::SequentialBalUnusable => {
@@ -460,8 +463,10 @@ impl Blockchain {
             (Some(bal), true) => {
                 validate_bal_form(&checked.block.header, bal, checked.block.body.transactions.len())
             }
-            (None, false) => Ok(()),
-            _ => Err(InvalidBlock::BalMissing),
+            // Without a BAL (a chain file, a body from the wire) an Amsterdam block is
+            // executed sequentially, which builds its BAL; `finish` checks that one.
+            (None, _) => Ok(()),
+            (Some(_), false) => Ok(()),
         };
         if let Err(form_error) = form {
             // The content's verdict comes first.
@@ -477,13 +482,12 @@ impl Blockchain {
         let header = &checked.block.header;
         match (&checked.bal, checked.amsterdam) {
             (Some(bal), true) => validate_bal_hash(header, bal)?,
-            (None, true) => return Err(InvalidBlock::BalMissing.into()),
             (Some(_), false) => {
                 return Err(
                     InvalidBlock::HeaderFieldMismatch("blockAccessList before Amsterdam").into()
                 )
             }
-            (None, false) => {}
+            (None, _) => {}
         }
         Ok(())
     }
@@ -668,14 +672,22 @@ impl Blockchain {
         start: Instant,
     ) -> Result<ImportOutcome, BlockError> {
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed;
-        let Checked { hash, block, bal, parent, .. } = checked;
-        let block = RecoveredBlock { hash, block, senders, bal };
-        let header = &block.block.header;
+        let Checked { hash, block, bal, parent, amsterdam } = checked;
+        let mut block = RecoveredBlock { hash, block, senders, bal };
 
         let t = Instant::now();
         let commitment = commitment.unwrap_or_else(|| ReceiptsCommitment::of(&output.receipts));
         validate_execution_output(&self.config, &block, &output, &commitment)?;
+        if amsterdam && block.bal.is_none() {
+            // No BAL came with the block: the one execution built must be the one the
+            // header commits to, and it is stored like a received one (peers ask for it).
+            let built =
+                output.bal.as_ref().ok_or(InvalidBlock::BalMismatch(BalMismatch::NotBuilt))?;
+            validate_built_bal(&block.block.header, built)?;
+            block.bal = Some(built.clone());
+        }
         timings.validate += t.elapsed();
+        let header = &block.block.header;
 
         // The state root from the BAL stands only if execution changed exactly what the
         // BAL says; otherwise (the block is then invalid) it is recomputed from execution.

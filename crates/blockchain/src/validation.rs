@@ -174,6 +174,16 @@ pub fn validate_bal_hash(header: &Header, bal: &BlockAccessList) -> Result<(), I
     Ok(())
 }
 
+/// The BAL execution built for a block that came without one: within the size cap and
+/// the one the header commits to.
+pub fn validate_built_bal(header: &Header, built: &BlockAccessList) -> Result<(), InvalidBlock> {
+    let items = alloy_eips::eip7928::total_bal_items(built);
+    if items.saturating_mul(ITEM_COST as u64) > header.gas_limit {
+        return Err(InvalidBlock::BalTooLarge { items, gas_limit: header.gas_limit });
+    }
+    validate_bal_hash(header, built)
+}
+
 /// The BAL's size cap and canonical form (every entry inside an account canonical: slots
 /// ordered and unique, indices ordered and within the block): what execution relies on
 /// before using it.

@@ -236,3 +236,37 @@ fn a_block_on_an_unknown_or_stale_parent_is_not_judged() {
     let again = chain.import_block(generated.blocks[0].clone()).unwrap_err();
     assert!(matches!(again, BlockError::Fault(NodeFault::ParentStateUnavailable(_))), "{again:?}");
 }
+
+#[test]
+fn an_amsterdam_block_without_its_bal_is_checked_against_the_header_and_its_built_bal_stored() {
+    let (scenario, generated) = generated(11, 3);
+    let with_bal = chain(&scenario, ImportOptions::default());
+    let without = chain(&scenario, ImportOptions::default());
+    for block in &generated.blocks {
+        with_bal.import_block(block.clone()).expect("a valid block with its BAL");
+        let bare = BlockWithBal { block: block.block.clone(), bal: None };
+
+        // The same block committing to another BAL: execution builds the real one, whose
+        // hash is not the header's.
+        let mut lying = bare.clone();
+        lying.block.header.block_access_list_hash = Some(B256::repeat_byte(0x5a));
+        let before = snapshot(&without.store);
+        let err = without.import_block(lying).expect_err("a header committing to another BAL");
+        assert!(
+            matches!(err, BlockError::Invalid(InvalidBlock::BalHashMismatch { .. })),
+            "block {}: {err}",
+            block.number()
+        );
+        assert_eq!(snapshot(&without.store), before, "a rejected block left a trace");
+
+        let outcome = without.import_block(bare).expect("the block imports without its BAL");
+        assert_eq!(outcome.path, ExecutionPath::SequentialNoBal);
+        let hash = block.hash();
+        assert_eq!(
+            without.store.bal(&hash).unwrap().as_ref(),
+            block.bal.as_ref(),
+            "the stored BAL is not the one the block was built with"
+        );
+    }
+    assert_eq!(snapshot(&without.store), snapshot(&with_bal.store));
+}

@@ -722,15 +722,16 @@ fn mutated_bals_are_rejected_identically() {
         mutated[0].storage_reads.push(U256::MAX);
         let verdict = reject_on_both(
             &pair,
-            &with_bal(block, mutated, false),
+            &with_bal(block, mutated.clone(), false),
             &format!("block {} hash mismatch", b + 1),
         );
         assert_eq!(verdict, BAD_BAL_HASH);
-        // A missing BAL.
-        let mut missing = block.clone();
+        // No BAL with the block, whose header commits to another one: the BAL execution
+        // builds does not hash to the header's.
+        let mut missing = with_bal(block, mutated, true);
         missing.bal = None;
         assert_eq!(
-            reject_on_both(&pair, &missing, &format!("block {} no BAL", b + 1)),
+            reject_on_both(&pair, &missing, &format!("block {} no BAL, header lies", b + 1)),
             BAD_BAL_HASH
         );
 

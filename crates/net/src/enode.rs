@@ -137,7 +137,10 @@ pub fn load_or_create_node_key(datadir: &Path) -> std::io::Result<SecretKey> {
     match std::fs::read_to_string(&path) {
         Ok(text) => {
             let bytes = hex::decode(text.trim()).map_err(|e| invalid(&path, e))?;
-            SecretKey::from_byte_array(bytes.as_slice().try_into().map_err(|_| invalid(&path, "not 32 bytes"))?).map_err(|e| invalid(&path, e))
+            SecretKey::from_byte_array(
+                bytes.as_slice().try_into().map_err(|_| invalid(&path, "not 32 bytes"))?,
+            )
+            .map_err(|e| invalid(&path, e))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let key = SecretKey::new(&mut secp256k1::rand::rng());

@@ -53,7 +53,7 @@ use crate::{
     PreValues,
 };
 use alloy_primitives::{Address, U256};
-use ethrex_blockchain::error::{InvalidBlock, StorageFault, StrategyRejection};
+use ethrex_blockchain::error::{BalMismatch, InvalidBlock, StorageFault, StrategyRejection};
 use ethrex_blockchain::validation::first_bal_difference;
 use ethrex_blockchain::{BlockError, Blockchain, ExecutionStrategy, StrategyInput, StrategyOutput};
 use ethrex_common::{Block, BlockWithBal, ChainConfig};
@@ -177,7 +177,7 @@ pub fn derive_designs(
     let cache = CachingDb::new(chain.state_db(header.parent_hash, parent.number));
     let senders = ethrex_vm::recover_senders(&block.block.body.transactions, Recovery::Pool)?;
     let output = execute_block_sequential_recording(&cache, &block.block, &senders, &chain.config)?;
-    let bal = output.bal.as_ref().ok_or(InvalidBlock::BalMissing)?;
+    let bal = output.bal.as_ref().ok_or(InvalidBlock::BalMismatch(BalMismatch::NotBuilt))?;
     if let Some(given) = block.bal.as_ref().filter(|given| *given != bal) {
         return Err(InvalidBlock::BalMismatch(first_bal_difference(given, bal)).into());
     }
@@ -279,7 +279,8 @@ impl ExecutionStrategy for DesignConsumer<'_> {
         };
         let exec = t.elapsed();
         let t = Instant::now();
-        let produced = output.bal.as_ref().ok_or(InvalidBlock::BalMissing)?;
+        let produced =
+            output.bal.as_ref().ok_or(InvalidBlock::BalMismatch(BalMismatch::NotBuilt))?;
         verify(&given, produced, &parent_values, Some(&output.tx_accesses)).map_err(rejected)?;
         let validate = t.elapsed();
         // A design that proves true although its consumer failed (a consumer fault) does
