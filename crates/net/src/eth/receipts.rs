@@ -53,7 +53,7 @@ pub fn decode_receipt_69(buf: &mut &[u8]) -> Result<ReceiptEnvelope, EthError> {
     let status: Eip658Value = decode(&mut fields)?;
     let cumulative_gas_used: u64 = decode(&mut fields)?;
     // Logs are bounded by the payload size (a log is at least 24 bytes on the wire).
-    let logs: Vec<Log> = decode_list(&mut fields, usize::MAX, None, |b| decode(b))?;
+    let logs: Vec<Log> = decode_list(&mut fields, usize::MAX, None, decode)?;
     finish(fields)?;
     let receipt = Receipt { status, cumulative_gas_used, logs };
     let logs_bloom = receipt.bloom_slow();

@@ -514,13 +514,13 @@ fn block_access_list_round_trip() {
     let bal = vec![AccountChanges {
         address: Address::repeat_byte(0x42),
         storage_changes: vec![SlotChanges {
-            slot: alloy_primitives::U256::from(1).into(),
+            slot: alloy_primitives::U256::from(1),
             changes: vec![StorageChange {
                 block_access_index: alloy_eips::eip7928::BlockAccessIndex(1),
-                new_value: alloy_primitives::U256::from(7).into(),
+                new_value: alloy_primitives::U256::from(7),
             }],
         }],
-        storage_reads: vec![alloy_primitives::U256::from(9).into()],
+        storage_reads: vec![alloy_primitives::U256::from(9)],
         balance_changes: vec![BalanceChange {
             block_access_index: alloy_eips::eip7928::BlockAccessIndex(1),
             post_balance: alloy_primitives::U256::from(100),
