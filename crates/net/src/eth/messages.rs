@@ -4,7 +4,7 @@
 use super::receipts::{decode_receipt_list, encode_receipt_list, receipt_list_length};
 use super::status::{BlockRangeUpdate, Status};
 use super::wire::{
-    decode, decode_list, decode_vec, finish, list_of, list_payload, outer_list, raw_item,
+    decode, decode_list, decode_vec, finish, list_of, list_payload, outer_list, raw_item, Budget,
 };
 use super::{
     EthError, MAX_ANNOUNCED_HASHES, MAX_MESSAGE_SIZE, MAX_RECEIPTS_PER_MESSAGE, MAX_REQUEST_ITEMS,
@@ -253,14 +253,14 @@ fn request_hashes(buf: &mut &[u8]) -> Result<Vec<B256>, EthError> {
     decode_vec(buf, MAX_REQUEST_ITEMS)
 }
 
-fn raw_transactions(buf: &mut &[u8], budget: &mut usize) -> Result<Vec<Bytes>, EthError> {
+fn raw_transactions(buf: &mut &[u8], budget: &mut Budget) -> Result<Vec<Bytes>, EthError> {
     decode_list(buf, usize::MAX, Some(budget), |b| {
         let raw = raw_item(b)?;
         Ok(Bytes::copy_from_slice(raw))
     })
 }
 
-fn decode_body(buf: &mut &[u8], tx_budget: &mut usize) -> Result<BlockBody, EthError> {
+fn decode_body(buf: &mut &[u8], tx_budget: &mut Budget) -> Result<BlockBody, EthError> {
     let mut fields = list_payload(buf)?;
     let transactions =
         decode_list(&mut fields, usize::MAX, Some(tx_budget), |b| Ok(Transaction::decode(b)?))?;
@@ -375,12 +375,10 @@ impl EthMessage {
         Ok(match code {
             codes::TRANSACTIONS => {
                 // The outer list is the transaction list itself.
-                let mut budget = MAX_TRANSACTIONS_PER_MESSAGE;
+                let mut budget = Budget::new(MAX_TRANSACTIONS_PER_MESSAGE);
                 let mut transactions = Vec::new();
                 while !buf.is_empty() {
-                    budget = budget
-                        .checked_sub(1)
-                        .ok_or(EthError::TooManyItems { max: MAX_TRANSACTIONS_PER_MESSAGE })?;
+                    budget.charge()?;
                     transactions.push(Bytes::copy_from_slice(raw_item(buf)?));
                 }
                 EthMessage::Transactions(Transactions { transactions })
@@ -408,7 +406,7 @@ impl EthMessage {
             }),
             codes::BLOCK_BODIES => {
                 let request_id = decode(buf)?;
-                let mut budget = MAX_TRANSACTIONS_PER_MESSAGE;
+                let mut budget = Budget::new(MAX_TRANSACTIONS_PER_MESSAGE);
                 let bodies =
                     decode_list(buf, MAX_RESPONSE_ITEMS, None, |b| decode_body(b, &mut budget))?;
                 EthMessage::BlockBodies(BlockBodies { request_id, bodies })
@@ -434,7 +432,7 @@ impl EthMessage {
             }
             codes::POOLED_TRANSACTIONS => {
                 let request_id = decode(buf)?;
-                let mut budget = MAX_TRANSACTIONS_PER_MESSAGE;
+                let mut budget = Budget::new(MAX_TRANSACTIONS_PER_MESSAGE);
                 let transactions = raw_transactions(buf, &mut budget)?;
                 EthMessage::PooledTransactions(PooledTransactions { request_id, transactions })
             }
@@ -450,7 +448,7 @@ impl EthMessage {
             codes::RECEIPTS => {
                 let request_id = decode(buf)?;
                 let last_block_incomplete = if version >= 70 { decode(buf)? } else { false };
-                let mut budget = MAX_RECEIPTS_PER_MESSAGE;
+                let mut budget = Budget::new(MAX_RECEIPTS_PER_MESSAGE);
                 let receipts = decode_list(buf, MAX_RESPONSE_ITEMS, None, |b| {
                     decode_receipt_list(b, &mut budget)
                 })?;

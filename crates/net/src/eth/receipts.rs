@@ -2,7 +2,7 @@
 //! cumulative-gas, logs]` for every transaction type, legacy included, without the bloom
 //! (the receiver recomputes it from the logs).
 
-use super::wire::{decode, decode_list, finish, list_payload};
+use super::wire::{decode, decode_list, finish, list_payload, Budget};
 use super::EthError;
 use alloy_consensus::{Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType};
 use alloy_primitives::Log;
@@ -78,7 +78,7 @@ pub(super) fn receipt_list_length(receipts: &[ReceiptEnvelope]) -> usize {
 /// Reads a block's receipt list, charging each receipt to `budget`.
 pub(super) fn decode_receipt_list(
     buf: &mut &[u8],
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<Vec<ReceiptEnvelope>, EthError> {
     decode_list(buf, usize::MAX, Some(budget), decode_receipt_69)
 }

@@ -345,7 +345,7 @@ const GETH_RECEIPTS_CONSENSUS: [&str; 2] = [
 fn geth_receipts() -> Vec<ReceiptEnvelope> {
     let bytes = hex::decode(GETH_RECEIPTS_69).unwrap();
     let mut buf = &bytes[..];
-    let mut budget = usize::MAX;
+    let mut budget = super::wire::Budget::new(usize::MAX);
     let list = super::receipts::decode_receipt_list(&mut buf, &mut budget).unwrap();
     assert!(buf.is_empty());
     list
@@ -534,6 +534,15 @@ fn block_access_list_round_trip() {
     });
     let (code, bytes) = message.encode(71);
     assert_eq!(EthMessage::decode(71, code, &bytes), Ok(message));
+}
+
+/// The capability's message-id space, as geth's `protocolLengths` (18 on eth/69 and 70, 20
+/// on eth/71).
+#[test]
+fn message_id_spaces() {
+    assert_eq!(message_id_space(69), 18);
+    assert_eq!(message_id_space(70), 18);
+    assert_eq!(message_id_space(71), 20);
 }
 
 #[test]
@@ -770,7 +779,10 @@ fn request_list_limits() {
         receipts: vec![vec![receipt; per_block]; 64],
     });
     let (code, bytes) = message.encode(70);
-    assert!(matches!(EthMessage::decode(70, code, &bytes), Err(EthError::TooManyItems { .. })));
+    assert_eq!(
+        EthMessage::decode(70, code, &bytes),
+        Err(EthError::TooManyItems { max: MAX_RECEIPTS_PER_MESSAGE })
+    );
     // Oversized payloads are rejected before decoding.
     let huge = vec![0u8; MAX_MESSAGE_SIZE + 1];
     assert_eq!(

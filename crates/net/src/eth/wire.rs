@@ -37,12 +37,32 @@ pub(super) fn finish(rest: &[u8]) -> Result<(), EthError> {
     }
 }
 
+/// A per-message allowance of items shared by several lists (transactions over all
+/// bodies, receipts over all blocks).
+pub(super) struct Budget {
+    left: usize,
+    max: usize,
+}
+
+impl Budget {
+    /// An allowance of `max` items.
+    pub(super) fn new(max: usize) -> Self {
+        Budget { left: max, max }
+    }
+
+    /// Charges one item.
+    pub(super) fn charge(&mut self) -> Result<(), EthError> {
+        self.left = self.left.checked_sub(1).ok_or(EthError::TooManyItems { max: self.max })?;
+        Ok(())
+    }
+}
+
 /// Decodes a list of `T`, failing once it has more than `max` items; each item is also
-/// charged to `budget` (a per-message allowance shared by several lists), when given.
+/// charged to `budget`, when given.
 pub(super) fn decode_list<T, F>(
     buf: &mut &[u8],
     max: usize,
-    mut budget: Option<&mut usize>,
+    mut budget: Option<&mut Budget>,
     mut item: F,
 ) -> Result<Vec<T>, EthError>
 where
@@ -55,7 +75,7 @@ where
             return Err(EthError::TooManyItems { max });
         }
         if let Some(budget) = budget.as_deref_mut() {
-            *budget = budget.checked_sub(1).ok_or(EthError::TooManyItems { max: 0 })?;
+            budget.charge()?;
         }
         out.push(item(&mut payload)?);
     }
