@@ -154,6 +154,7 @@ impl Session {
         step(async { Ok(stream.write_all(&auth).await?) }).await?;
         let ack = step(read_packet(&mut stream, key, LEGACY_ACK_SIZE)).await?;
         let body = ecies::decode_ack(key, &ack)?;
+        tracing::trace!(version = body.version, format = ?body.format, "RLPx ack");
         let secrets = hs.secrets(true, &body.ephemeral, &body.nonce, &auth, &ack);
         Self::finish(stream, secrets, remote, hello).await
     }
@@ -166,6 +167,7 @@ impl Session {
     ) -> Result<Session, RlpxError> {
         let auth = step(read_packet(&mut stream, key, LEGACY_AUTH_SIZE)).await?;
         let body = ecies::decode_auth(key, &auth)?;
+        tracing::trace!(version = body.version, format = ?body.format, "RLPx auth");
         let initiator = body
             .initiator_id
             .to_pubkey()
