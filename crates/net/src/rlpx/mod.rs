@@ -67,10 +67,10 @@ pub enum RlpxError {
     /// handshake authenticated.
     #[error("peer identity mismatch: expected {expected}, Hello says {got}")]
     UnexpectedIdentity {
-        /// The id of the handshake.
-        expected: crate::NodeId,
+        /// The id of the handshake (boxed to keep the error small).
+        expected: Box<crate::NodeId>,
         /// The id in the Hello.
-        got: crate::NodeId,
+        got: Box<crate::NodeId>,
     },
     /// The peer disconnected, with this reason.
     #[error("disconnected: {0}")]

@@ -208,7 +208,10 @@ impl Session {
 
         if remote_hello.id != remote {
             egress.disconnect(DisconnectReason::UnexpectedIdentity).await;
-            return Err(RlpxError::UnexpectedIdentity { expected: remote, got: remote_hello.id });
+            return Err(RlpxError::UnexpectedIdentity {
+                expected: Box::new(remote),
+                got: Box::new(remote_hello.id),
+            });
         }
         let shared = shared_capabilities(&hello.capabilities, &remote_hello.capabilities);
         let mut offset = BASE_PROTOCOL_LENGTH;
