@@ -411,4 +411,36 @@ mod tests {
         let names: Vec<_> = shared_capabilities(&both, &both).into_iter().map(|c| c.name).collect();
         assert_eq!(names, ["bzz", "eth", "snap"]);
     }
+
+    /// Our accepting side answers a legacy auth (EIP-8's Auth1 vector) with a legacy ack
+    /// and an EIP-8 auth (Auth3, version 56 with extra elements) with an EIP-8 ack.
+    #[tokio::test]
+    async fn accept_answers_in_the_format_of_the_auth() {
+        use crate::rlpx::ecies::tests::{key, packet, AUTH_1, AUTH_3, KEY_A, KEY_B};
+        for (auth, format) in [(AUTH_1, ecies::Format::Legacy), (AUTH_3, ecies::Format::Eip8)] {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let kb = key(KEY_B);
+            let acceptor = tokio::spawn(async move {
+                let (stream, _) = listener.accept().await.unwrap();
+                let hello = Hello {
+                    protocol_version: 5,
+                    client_id: "b".into(),
+                    capabilities: vec![Capability::new("eth", 69)],
+                    listen_port: 0,
+                    id: NodeId::from_secret_key(&kb),
+                };
+                Session::accept(stream, &kb, hello).await
+            });
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(&packet(auth)).await.unwrap();
+            let ka = key(KEY_A);
+            let ack = read_packet(&mut stream, &ka, LEGACY_ACK_SIZE).await.unwrap();
+            let body = ecies::decode_ack(&ka, &ack).unwrap();
+            assert_eq!(body.format, format);
+            assert_eq!(body.version, 4);
+            drop(stream);
+            assert!(acceptor.await.unwrap().is_err(), "no Hello ever came");
+        }
+    }
 }
