@@ -21,11 +21,18 @@
 //! sorting before `eth` moves it up, and one of unknown length before `eth` fails the
 //! session. Messages of other shared capabilities are skipped.
 //!
+//! # Versions
+//!
+//! We send `p2p` version 5 ([`P2P_VERSION`]) and accept any. A peer whose Hello says a
+//! version below 5 gets uncompressed payloads (and must send them), as the spec says; the
+//! Hello itself, and a Disconnect sent instead of a Hello, are never compressed.
+//!
 //! # Concurrency
 //!
 //! [`Session::into_split`] gives a [`SessionReader`] and a cloneable [`SessionWriter`], so a
 //! peer task can read and write concurrently. The reader still answers Ping with Pong (it
-//! shares the writer's egress half behind an async mutex).
+//! shares the writer's egress half behind an async mutex). Cancelling `recv` (e.g. in a
+//! `tokio::select!`) never loses an eth message; at worst the Pong to a Ping is not sent.
 
 mod ecies;
 mod frame;
