@@ -515,3 +515,26 @@ async fn findnode_needs_endpoint_proof_and_enr_request_is_answered() {
     assert!(neighbors.nodes.iter().any(|n| n.id == my_id));
     assert_eq!(server.nodes().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_nodes_are_evicted() {
+    let b = spawn_local(31, vec![]).await;
+    let a = spawn_local(32, vec![b.local_record()]).await;
+    let b_id = b.local_record().id;
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !a.nodes().iter().any(|n| n.id == b_id) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("A did not bond with B");
+    b.shutdown();
+    // Revalidation pings B (every 5 s), gets no answer twice, and drops it.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while a.nodes().iter().any(|n| n.id == b_id) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("A kept the silent node B");
+}
