@@ -164,6 +164,8 @@ def main():
     for flag in ["--network", "--datadir", "--db", "--authrpc.addr", "--authrpc.port",
                  "--authrpc.jwtsecret", "--http.addr", "--http.port", "--metrics.port"]:
         parser.add_argument(flag)
+    parser.add_argument("--p2p.port")
+    parser.add_argument("--nodiscover", action="store_true")
     args = parser.parse_args(sys.argv[2:])
     mode = os.environ.get("MOCK_MODE", "")
     print(f"mock node starting, mode={mode!r}", flush=True)

@@ -98,6 +98,8 @@ class Node:
             "--authrpc.jwtsecret", self.jwt_path,
             "--http.addr", "127.0.0.1",
             "--http.port", str(self.http_port),
+            # No peers in these tests: any free port, no discovery.
+            "--p2p.port", "0", "--nodiscover",
         ]
         return cmd + self.extra_args
 

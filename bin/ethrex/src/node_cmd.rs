@@ -139,6 +139,73 @@ pub(crate) struct NodeArgs {
     pub(crate) persistence_lag: u64,
     #[command(flatten)]
     pub(crate) exec: ExecArgs,
+    #[command(flatten)]
+    pub(crate) p2p: P2pArgs,
+}
+
+/// The devp2p network and the sync.
+#[derive(Args, Clone)]
+pub(crate) struct P2pArgs {
+    /// Run without the devp2p network (no peers, no sync).
+    #[arg(long = "p2p.disabled")]
+    pub(crate) disabled: bool,
+    /// RLPx (TCP) and discovery (UDP) port; 0: any free port.
+    #[arg(long = "p2p.port", default_value_t = 30303)]
+    pub(crate) port: u16,
+    /// Address to listen on for peers.
+    #[arg(long = "p2p.addr", default_value = "0.0.0.0")]
+    pub(crate) addr: IpAddr,
+    /// Static peers (enode URLs, comma-separated): dialed at start, kept and redialed.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) peers: Vec<String>,
+    /// Discovery's entry points (enode URLs, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) bootnodes: Vec<String>,
+    /// Do not run discovery (discv4): connect only to --peers and admin_addPeer.
+    #[arg(long)]
+    pub(crate) nodiscover: bool,
+    /// The most peers connected at once.
+    #[arg(long, default_value_t = 25)]
+    pub(crate) maxpeers: usize,
+    /// Sync from peers to this block hash at start, without a consensus client (as geth's
+    /// --synctarget).
+    #[arg(long = "sync.target")]
+    pub(crate) sync_target: Option<alloy_primitives::B256>,
+    /// Do not ask peers for block access lists (as with peers without eth/71): every
+    /// synced block runs on the sequential path.
+    #[arg(long = "sync.no-bals")]
+    pub(crate) sync_no_bals: bool,
+    /// The most blocks the sync downloads ahead of the import (memory bound).
+    #[arg(long = "sync.max-blocks-ahead", default_value_t = 512)]
+    pub(crate) sync_max_blocks_ahead: usize,
+    /// Blocks the sync imports together as one mega block (1: one at a time).
+    #[arg(long = "sync.batch", default_value_t = 1)]
+    pub(crate) sync_batch: usize,
+}
+
+impl P2pArgs {
+    fn config(&self, datadir: &Path) -> anyhow::Result<ethrex_net::NetworkConfig> {
+        let parse = |urls: &[String], what: &str| -> anyhow::Result<Vec<ethrex_net::NodeRecord>> {
+            urls.iter()
+                .filter(|u| !u.trim().is_empty())
+                .map(|u| u.parse().with_context(|| format!("{what} {u:?}")))
+                .collect()
+        };
+        let key = ethrex_net::load_or_create_node_key(datadir)
+            .with_context(|| format!("the node key in {}", datadir.display()))?;
+        let mut config =
+            ethrex_net::NetworkConfig::new(key, SocketAddr::new(self.addr, self.port));
+        config.static_peers = parse(&self.peers, "--peers")?;
+        config.bootnodes = parse(&self.bootnodes, "--bootnodes")?;
+        config.discovery = !self.nodiscover;
+        config.max_peers = self.maxpeers.max(1);
+        config.sync = ethrex_net::SyncConfig {
+            fetch_bals: !self.sync_no_bals,
+            max_blocks_ahead: self.sync_max_blocks_ahead.max(1),
+            batch: self.sync_batch.max(1),
+        };
+        Ok(config)
+    }
 }
 
 pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
@@ -164,6 +231,15 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         let auth = SocketAddr::new(args.authrpc_addr, args.authrpc_port);
         let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await?;
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
+        if !args.p2p.disabled {
+            let config = args.p2p.config(&args.db.datadir)?;
+            let host: Arc<dyn ethrex_net::ChainHost> = node.clone();
+            let network = ethrex_net::Network::start(config, host).await?;
+            if let Some(target) = args.p2p.sync_target {
+                network.sync_to(target);
+            }
+            let _ = node.network.set(network);
+        }
         let head = node.chain.store.head_header()?.map(|h| h.number).unwrap_or_default();
         metrics::gauge!("ethrex_head_number").set(head as f64);
         tracing::info!(head, "serving");

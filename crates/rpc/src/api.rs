@@ -152,7 +152,7 @@ pub trait EthApi {
     #[method(name = "chainId")]
     fn chain_id(&self) -> RpcResult<U64>;
 
-    /// `eth_syncing`: always `false` (the node follows its consensus client).
+    /// `eth_syncing`: `false`, or the progress of a sync from peers.
     #[method(name = "syncing")]
     fn syncing(&self) -> RpcResult<SyncStatus>;
 
@@ -217,4 +217,20 @@ pub trait Web3Api {
     /// `web3_clientVersion`: `ethrex/v<version>/<os>-<arch>/rust`.
     #[method(name = "clientVersion")]
     fn client_version(&self) -> RpcResult<String>;
+}
+
+/// `admin_` methods: the node's own enode and its peers (served on the HTTP port).
+#[rpc(server, namespace = "admin")]
+pub trait AdminApi {
+    /// `admin_nodeInfo`: our enode, id, addresses and ports.
+    #[method(name = "nodeInfo")]
+    fn node_info(&self) -> RpcResult<serde_json::Value>;
+
+    /// `admin_addPeer`: adds a static peer by enode URL (dialed now, kept and redialed).
+    #[method(name = "addPeer")]
+    fn add_peer(&self, enode: String) -> RpcResult<bool>;
+
+    /// `admin_peers`: the connected peers.
+    #[method(name = "peers")]
+    fn peers(&self) -> RpcResult<Vec<serde_json::Value>>;
 }

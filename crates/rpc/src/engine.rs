@@ -305,7 +305,13 @@ fn fork_choice(
     };
     match result {
         Ok(()) => {}
-        Err(ForkChoiceError::Unknown(_)) => return updated(no_status(PayloadStatusEnum::Syncing)),
+        Err(ForkChoiceError::Unknown(_)) => {
+            // Fetch the missing chain from peers; answered VALID once it is imported.
+            if let Some(network) = node.network.get() {
+                network.sync_to(head);
+            }
+            return updated(no_status(PayloadStatusEnum::Syncing));
+        }
         Err(ForkChoiceError::InvalidBlock { hash, latest_valid, error }) => {
             let verdict = InvalidBlock { latest_valid, reason: verdict_text(&error) };
             node.mark_invalid(hash, verdict.clone());

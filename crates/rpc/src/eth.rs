@@ -99,7 +99,16 @@ impl EthApiServer for EthRpc {
     }
 
     fn syncing(&self) -> RpcResult<SyncStatus> {
-        Ok(SyncStatus::None)
+        let progress = self.node.network.get().and_then(|n| n.sync_progress());
+        Ok(match progress {
+            None => SyncStatus::None,
+            Some(p) => SyncStatus::Info(Box::new(alloy_rpc_types_eth::SyncInfo {
+                starting_block: U256::from(p.starting),
+                current_block: U256::from(p.current),
+                highest_block: U256::from(p.highest),
+                ..Default::default()
+            })),
+        })
     }
 
     fn block_number(&self) -> RpcResult<U64> {

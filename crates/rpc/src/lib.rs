@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod admin;
 pub mod api;
 mod engine;
 mod eth;

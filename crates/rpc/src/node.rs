@@ -119,6 +119,9 @@ pub struct Node {
     /// How many committed blocks may still be waiting for the disk when
     /// `forkchoiceUpdated` answers VALID (0: the head is synced to disk first).
     pub(crate) persistence_lag: u64,
+    /// The devp2p network, once started: syncs to heads the consensus client names that
+    /// the node does not have, and answers `admin_*`.
+    pub network: std::sync::OnceLock<ethrex_net::Network>,
 }
 
 impl Node {
@@ -131,6 +134,7 @@ impl Node {
             payloads: Mutex::new(Cache::new(MAX_BUILT_PAYLOADS)),
             write_lock: Mutex::new(()),
             persistence_lag: 0,
+            network: std::sync::OnceLock::new(),
         }
     }
 
@@ -148,5 +152,31 @@ impl Node {
     /// Remembers that `hash` is invalid, and why.
     pub(crate) fn mark_invalid(&self, hash: B256, verdict: InvalidBlock) {
         self.invalid.lock().insert(hash, verdict);
+    }
+}
+
+/// The sync imports through the node, so its writes are serialised with the Engine API's
+/// (`write_lock`), and the blocks it finds invalid are answered INVALID to the consensus
+/// client.
+impl ethrex_net::ChainHost for Node {
+    fn chain(&self) -> &Blockchain {
+        &self.chain
+    }
+
+    fn import(
+        &self,
+        blocks: Vec<BlockWithBal>,
+    ) -> Result<Vec<ethrex_blockchain::ImportOutcome>, ethrex_blockchain::BatchError> {
+        let _guard = self.write_lock.lock();
+        ethrex_net::host::import_on(&self.chain, blocks)
+    }
+
+    fn unwind_to(&self, hash: B256) -> Result<(), ethrex_blockchain::fork_choice::ForkChoiceError> {
+        let _guard = self.write_lock.lock();
+        self.chain.set_head(hash, &std::collections::HashMap::new())
+    }
+
+    fn mark_invalid(&self, hash: B256, latest_valid: B256, reason: String) {
+        self.mark_invalid(hash, InvalidBlock { latest_valid, reason });
     }
 }

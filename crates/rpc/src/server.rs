@@ -87,7 +87,11 @@ pub async fn start(
                 .await
                 .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
             let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
-            Some((server.start(crate::eth::module(node)), local))
+            let mut module = crate::eth::module(node.clone());
+            module
+                .merge(crate::admin::module(node))
+                .map_err(|e| ServerError::Setup(e.to_string()))?;
+            Some((server.start(module), local))
         }
     };
     Ok(RunningServers { auth, auth_addr, http })

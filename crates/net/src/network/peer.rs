@@ -1,0 +1,376 @@
+//! One connected peer: the eth Status exchange, then a task that reads its messages —
+//! answering its requests from the store, routing its responses to our pending requests
+//! by request id, and dropping it for anything that breaks the protocol.
+
+use super::serve;
+use super::{Inner, Offence};
+use crate::eth::{
+    codes, fork_filter, validate_block_range, validate_status, BlockAccessLists, BlockBodies,
+    BlockHeaders, BlockRangeUpdate, EthMessage, GetBlockAccessLists, GetBlockBodies,
+    GetBlockHeaders, HashOrNumber, Status,
+};
+use crate::rlpx::{DisconnectReason, RlpxError, Session, SessionReader, SessionWriter};
+use crate::NodeId;
+use alloy_eips::eip2124::Head;
+use alloy_primitives::B256;
+use ethrex_common::{BlockAccessList, BlockBody, Header};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// How long a peer has to answer a request before it counts as stalling.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a peer has to send its Status after ours.
+pub const STATUS_TIMEOUT: Duration = Duration::from_secs(10);
+/// Requests one peer may have in flight from us at once.
+pub const MAX_INFLIGHT_PER_PEER: usize = 8;
+
+/// Why a request to a peer failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The peer did not answer within `REQUEST_TIMEOUT`.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The peer disconnected (or was dropped) before answering.
+    #[error("peer gone")]
+    Gone,
+    /// Sending the request failed.
+    #[error("send failed: {0}")]
+    Send(#[from] RlpxError),
+    /// The answer is of the wrong kind.
+    #[error("unexpected answer {0}")]
+    WrongAnswer(&'static str),
+}
+
+/// The block range a peer announced (Status, then BlockRangeUpdate).
+#[derive(Debug, Clone, Copy)]
+pub struct PeerRange {
+    /// The oldest block it serves.
+    pub earliest: u64,
+    /// Its head's number.
+    pub latest: u64,
+    /// Its head's hash.
+    pub latest_hash: B256,
+}
+
+/// A connected peer, shared by the peer's task, the peer set and the sync.
+pub struct Peer {
+    /// The peer's node id.
+    pub id: NodeId,
+    /// Its TCP address.
+    pub addr: SocketAddr,
+    /// The eth version both sides speak.
+    pub version: u32,
+    /// Its client id from Hello.
+    pub client: String,
+    /// Whether it dialed us.
+    pub inbound: bool,
+    /// When the session was established.
+    pub since: Instant,
+    writer: SessionWriter,
+    range: Mutex<PeerRange>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<EthMessage>>>,
+    next_id: AtomicU64,
+    inflight: AtomicUsize,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer").field("id", &self.id).field("addr", &self.addr).finish()
+    }
+}
+
+impl Peer {
+    /// The block range it last announced.
+    pub fn range(&self) -> PeerRange {
+        *self.range.lock()
+    }
+
+    /// Whether it serves block access lists (eth/71).
+    pub fn serves_bals(&self) -> bool {
+        self.version >= 71
+    }
+
+    /// Requests it has in flight from us.
+    pub fn inflight(&self) -> usize {
+        self.inflight.load(Ordering::Relaxed)
+    }
+
+    /// Sends `request` (its request id is set here) and waits for the answer.
+    async fn request(
+        &self,
+        make: impl FnOnce(u64) -> EthMessage,
+    ) -> Result<EthMessage, RequestError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().insert(id, tx);
+        self.inflight.fetch_add(1, Ordering::Relaxed);
+        let (code, payload) = make(id).encode(self.version);
+        let result = async {
+            self.writer.send(code, &payload).await?;
+            match tokio::time::timeout(REQUEST_TIMEOUT, rx).await {
+                Ok(Ok(answer)) => Ok(answer),
+                Ok(Err(_)) => Err(RequestError::Gone),
+                Err(_) => Err(RequestError::Timeout(REQUEST_TIMEOUT)),
+            }
+        }
+        .await;
+        self.pending.lock().remove(&id);
+        self.inflight.fetch_sub(1, Ordering::Relaxed);
+        result
+    }
+
+    /// `GetBlockHeaders`.
+    pub async fn headers(
+        &self,
+        origin: HashOrNumber,
+        amount: u64,
+        skip: u64,
+        reverse: bool,
+    ) -> Result<Vec<Header>, RequestError> {
+        let make = |request_id| {
+            EthMessage::GetBlockHeaders(GetBlockHeaders { request_id, origin, amount, skip, reverse })
+        };
+        match self.request(make).await? {
+            EthMessage::BlockHeaders(BlockHeaders { headers, .. }) => Ok(headers),
+            _ => Err(RequestError::WrongAnswer("to GetBlockHeaders")),
+        }
+    }
+
+    /// `GetBlockBodies`.
+    pub async fn bodies(&self, hashes: Vec<B256>) -> Result<Vec<BlockBody>, RequestError> {
+        let make = |request_id| EthMessage::GetBlockBodies(GetBlockBodies { request_id, hashes });
+        match self.request(make).await? {
+            EthMessage::BlockBodies(BlockBodies { bodies, .. }) => Ok(bodies),
+            _ => Err(RequestError::WrongAnswer("to GetBlockBodies")),
+        }
+    }
+
+    /// `GetBlockAccessLists` (eth/71): one entry per answered hash, `None` where the peer
+    /// does not have the BAL.
+    pub async fn bals(
+        &self,
+        hashes: Vec<B256>,
+    ) -> Result<Vec<Option<BlockAccessList>>, RequestError> {
+        let make =
+            |request_id| EthMessage::GetBlockAccessLists(GetBlockAccessLists { request_id, hashes });
+        match self.request(make).await? {
+            EthMessage::BlockAccessLists(BlockAccessLists { access_lists, .. }) => Ok(access_lists),
+            _ => Err(RequestError::WrongAnswer("to GetBlockAccessLists")),
+        }
+    }
+
+    /// Disconnects with `reason` (best effort).
+    pub async fn disconnect(&self, reason: DisconnectReason) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.writer.disconnect(reason)).await;
+    }
+
+    /// Tells the peer our new head (BlockRangeUpdate).
+    pub(crate) async fn announce(&self, update: BlockRangeUpdate) {
+        let (code, payload) = EthMessage::BlockRangeUpdate(update).encode(self.version);
+        let _ = self.writer.send(code, &payload).await;
+    }
+}
+
+/// Our Status at the current head.
+pub(crate) fn our_status(inner: &Inner, version: u32) -> Result<Status, String> {
+    let store = &inner.host.chain().store;
+    let head = store.head_header().map_err(|e| e.to_string())?.ok_or("no head")?;
+    Ok(Status {
+        version,
+        network_id: inner.network_id,
+        genesis: inner.genesis_hash,
+        fork_id: crate::eth::fork_id(
+            &inner.host.chain().config.inner,
+            inner.genesis_hash,
+            inner.genesis_time,
+            Head { number: head.number, timestamp: head.timestamp, ..Default::default() },
+        ),
+        earliest_block: 0,
+        latest_block: head.number,
+        latest_block_hash: head.hash_slow(),
+    })
+}
+
+/// Exchanges Status on a fresh session and, if the peer is on our chain, starts its task.
+pub(crate) async fn establish(
+    inner: Arc<Inner>,
+    session: Session,
+    addr: SocketAddr,
+    inbound: bool,
+) -> Result<Arc<Peer>, String> {
+    let id = session.remote_id();
+    let client = session.remote_hello().client_id.clone();
+    let Some(version) = session.shared_capability("eth") else {
+        let mut session = session;
+        let _ = session.disconnect(DisconnectReason::UselessPeer).await;
+        return Err("no shared eth version".into());
+    };
+    let (mut reader, writer) = session.into_split();
+    let ours = our_status(&inner, version)?;
+    writer.send(codes::STATUS, &ours.encode()).await.map_err(|e| e.to_string())?;
+    let theirs = match tokio::time::timeout(STATUS_TIMEOUT, reader.recv()).await {
+        Err(_) => {
+            let _ = writer.disconnect(DisconnectReason::PingTimeout).await;
+            return Err("no Status in time".into());
+        }
+        Ok(Err(e)) => return Err(format!("before Status: {e}")),
+        Ok(Ok((code, payload))) => match EthMessage::decode(version, code, &payload) {
+            Ok(EthMessage::Status(status)) => status,
+            Ok(other) => {
+                let _ = writer.disconnect(DisconnectReason::BreachOfProtocol).await;
+                return Err(format!("first message is not Status but code {:#x}", other.code()));
+            }
+            Err(e) => {
+                let _ = writer.disconnect(DisconnectReason::BreachOfProtocol).await;
+                return Err(format!("undecodable Status: {e}"));
+            }
+        },
+    };
+    let filter = fork_filter(
+        &inner.host.chain().config.inner,
+        inner.genesis_hash,
+        inner.genesis_time,
+        Head { number: ours.latest_block, ..Default::default() },
+    );
+    // The filter needs the head's timestamp for timestamp forks.
+    let filter = {
+        let mut filter = filter;
+        if let Ok(Some(head)) = inner.host.chain().store.head_header() {
+            filter.set_head(Head { number: head.number, timestamp: head.timestamp, ..Default::default() });
+        }
+        filter
+    };
+    if let Err(e) = validate_status(&ours, &theirs, &filter) {
+        let _ = writer.disconnect(DisconnectReason::SubprotocolError).await;
+        return Err(format!("incompatible Status: {e}"));
+    }
+    let peer = Arc::new(Peer {
+        id,
+        addr,
+        version,
+        client,
+        inbound,
+        since: Instant::now(),
+        writer,
+        range: Mutex::new(PeerRange {
+            earliest: theirs.earliest_block,
+            latest: theirs.latest_block,
+            latest_hash: theirs.latest_block_hash,
+        }),
+        pending: Mutex::new(HashMap::new()),
+        next_id: AtomicU64::new(1),
+        inflight: AtomicUsize::new(0),
+    });
+    if !inner.peers.insert(peer.clone(), inner.config.max_peers) {
+        peer.disconnect(DisconnectReason::TooManyPeers).await;
+        return Err("peer set full or peer already connected".into());
+    }
+    let task_peer = peer.clone();
+    tokio::spawn(async move {
+        let reason = read_loop(&inner, &task_peer, &mut reader).await;
+        tracing::debug!(peer = %task_peer.id, %reason, "peer disconnected");
+        inner.peers.remove(&task_peer.id);
+        // Wake every request still waiting on this peer.
+        task_peer.pending.lock().clear();
+    });
+    Ok(peer)
+}
+
+/// Reads the peer's messages until it leaves or is dropped; returns why.
+async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionReader) -> String {
+    loop {
+        let (code, payload) = match reader.recv().await {
+            Ok(m) => m,
+            Err(RlpxError::Disconnected(reason)) => return format!("it disconnected: {reason:?}"),
+            Err(e @ (RlpxError::BadMac | RlpxError::FrameTooLarge(_) | RlpxError::Snappy(_))) => {
+                inner.peers.punish(peer, Offence::Malformed);
+                peer.disconnect(DisconnectReason::BreachOfProtocol).await;
+                return format!("dropped: {e}");
+            }
+            Err(e) => return format!("connection ended: {e}"),
+        };
+        let message = match EthMessage::decode(peer.version, code, &payload) {
+            Ok(m) => m,
+            Err(e) => {
+                inner.peers.punish(peer, Offence::Malformed);
+                peer.disconnect(DisconnectReason::BreachOfProtocol).await;
+                return format!("dropped: undecodable message {code:#x}: {e}");
+            }
+        };
+        if let Err(why) = handle(inner, peer, message).await {
+            return why;
+        }
+    }
+}
+
+async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Result<(), String> {
+    match message {
+        EthMessage::GetBlockHeaders(_)
+        | EthMessage::GetBlockBodies(_)
+        | EthMessage::GetReceipts(_)
+        | EthMessage::GetBlockAccessLists(_)
+        | EthMessage::GetPooledTransactions(_) => {
+            let host = inner.host.clone();
+            let version = peer.version;
+            // Store reads block: off the async workers. One request at a time per peer,
+            // which also bounds what one peer can make us do.
+            let answer = tokio::task::spawn_blocking(move || {
+                serve::answer(&host.chain().store, version, &message)
+            })
+            .await
+            .map_err(|e| format!("serving task failed: {e}"))?;
+            match answer {
+                Ok(answer) => {
+                    let (code, payload) = answer.encode(peer.version);
+                    peer.writer.send(code, &payload).await.map_err(|e| e.to_string())?;
+                }
+                Err(e) => tracing::warn!(peer = %peer.id, %e, "could not serve a request"),
+            }
+            Ok(())
+        }
+        EthMessage::BlockHeaders(_)
+        | EthMessage::BlockBodies(_)
+        | EthMessage::Receipts(_)
+        | EthMessage::BlockAccessLists(_)
+        | EthMessage::PooledTransactions(_) => {
+            let id = message.request_id().unwrap_or_default();
+            let waiting = peer.pending.lock().remove(&id);
+            match waiting {
+                Some(tx) => {
+                    let _ = tx.send(message);
+                    Ok(())
+                }
+                None => {
+                    inner.peers.punish(peer, Offence::Unsolicited);
+                    peer.disconnect(DisconnectReason::BreachOfProtocol).await;
+                    Err(format!("dropped: unsolicited response (request id {id})"))
+                }
+            }
+        }
+        EthMessage::BlockRangeUpdate(update) => {
+            if let Err(e) = validate_block_range(&update) {
+                inner.peers.punish(peer, Offence::Malformed);
+                peer.disconnect(DisconnectReason::SubprotocolError).await;
+                return Err(format!("dropped: invalid BlockRangeUpdate: {e}"));
+            }
+            *peer.range.lock() = PeerRange {
+                earliest: update.earliest_block,
+                latest: update.latest_block,
+                latest_hash: update.latest_block_hash,
+            };
+            Ok(())
+        }
+        // No transaction pool: announcements and transactions are accepted and dropped.
+        EthMessage::Transactions(_) | EthMessage::NewPooledTransactionHashes(_) => Ok(()),
+        EthMessage::Status(_) => {
+            inner.peers.punish(peer, Offence::Malformed);
+            peer.disconnect(DisconnectReason::BreachOfProtocol).await;
+            Err("dropped: a second Status".into())
+        }
+    }
+}
