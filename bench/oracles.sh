@@ -4,7 +4,7 @@
 #   - revme 43.0.3 (revm's blockchain-test runner; the revm release the client uses);
 #   - geth's evm v1.17.10 (go-ethereum), through the Go module proxy.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
-ETHREX="$CARGO_TARGET_DIR/release/ethrex"
+ETHREX="${ETHREX:-$CARGO_TARGET_DIR/release/ethrex}"
 ensure_ethrex() {
     [ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
 }
