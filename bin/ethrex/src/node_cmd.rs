@@ -193,8 +193,7 @@ impl P2pArgs {
         };
         let key = ethrex_net::load_or_create_node_key(datadir)
             .with_context(|| format!("the node key in {}", datadir.display()))?;
-        let mut config =
-            ethrex_net::NetworkConfig::new(key, SocketAddr::new(self.addr, self.port));
+        let mut config = ethrex_net::NetworkConfig::new(key, SocketAddr::new(self.addr, self.port));
         config.static_peers = parse(&self.peers, "--peers")?;
         config.bootnodes = parse(&self.bootnodes, "--bootnodes")?;
         config.discovery = !self.nodiscover;

@@ -24,7 +24,9 @@ use alloy_consensus::proofs::{
 };
 use alloy_primitives::B256;
 use ethrex_blockchain::ExecutionPath;
-use ethrex_common::{compute_block_access_list_hash, BlockAccessList, BlockBody, BlockWithBal, Header};
+use ethrex_common::{
+    compute_block_access_list_hash, BlockAccessList, BlockBody, BlockWithBal, Header,
+};
 use futures::StreamExt;
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -281,10 +283,8 @@ async fn run(
         let chunk = chunk?;
         for batch in chunks_of(chunk, inner.syncer.config.batch.max(1)) {
             let with_bal: Vec<bool> = batch.iter().map(|b| b.bal.is_some()).collect();
-            let ids: Vec<(u64, B256, B256)> = batch
-                .iter()
-                .map(|b| (b.number(), b.hash(), b.block.header.parent_hash))
-                .collect();
+            let ids: Vec<(u64, B256, B256)> =
+                batch.iter().map(|b| (b.number(), b.hash(), b.block.header.parent_hash)).collect();
             let host = inner.host.clone();
             let imported = tokio::task::spawn_blocking(move || host.import(batch))
                 .await
@@ -426,17 +426,17 @@ impl Stats {
 
 /// A peer that can serve, waiting while none is connected.
 async fn wait_for_peer(inner: &Inner, usable: impl Fn(&Peer) -> bool) -> Arc<Peer> {
-    let mut waited = Duration::ZERO;
-    loop {
+    for round in 1u64.. {
         if let Some(peer) = inner.peers.pick(&usable) {
             return peer;
         }
-        if waited.as_secs() % 30 == 0 && waited.subsec_millis() == 0 && !waited.is_zero() {
+        // Every 30 s.
+        if round.is_multiple_of(120) {
             tracing::info!(peers = inner.peers.len(), "sync waiting for a peer");
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
-        waited += Duration::from_millis(250);
     }
+    unreachable!("the loop above only ends by returning")
 }
 
 /// Drops and bans `peer` for `offence`.
@@ -467,7 +467,7 @@ async fn fetch_headers_back(inner: &Inner, from: B256) -> Vec<Header> {
             Ok(headers) if headers.is_empty() => {
                 // This peer does not have it (yet); ask again, maybe another peer.
                 empty_answers += 1;
-                if empty_answers % 20 == 0 {
+                if empty_answers.is_multiple_of(20) {
                     tracing::info!(%from, "no peer has the sync target's chain yet");
                 }
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -579,8 +579,7 @@ async fn fetch_bals_into(
             let index = wanted[k];
             answered = k + 1;
             let Some(bal) = entry else { continue };
-            if Some(compute_block_access_list_hash(&bal)) != chunk[index].1.block_access_list_hash
-            {
+            if Some(compute_block_access_list_hash(&bal)) != chunk[index].1.block_access_list_hash {
                 lied = true;
                 answered = k;
                 break;

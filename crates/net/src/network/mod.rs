@@ -5,7 +5,9 @@ mod peer;
 mod peers;
 mod serve;
 
-pub use peer::{Peer, PeerRange, RequestError, MAX_INFLIGHT_PER_PEER, REQUEST_TIMEOUT, STATUS_TIMEOUT};
+pub use peer::{
+    Peer, PeerRange, RequestError, MAX_INFLIGHT_PER_PEER, REQUEST_TIMEOUT, STATUS_TIMEOUT,
+};
 pub use peers::{Offence, PeerSet, BAN_DURATION, MAX_STALLS};
 
 use crate::discv4::Discovery;
@@ -123,12 +125,16 @@ pub enum StartError {
 impl Network {
     /// Binds the listener, starts accepting, dialing and (if configured) discovery, and
     /// the sync task. Must run inside a tokio runtime.
-    pub async fn start(config: NetworkConfig, host: Arc<dyn ChainHost>) -> Result<Self, StartError> {
+    pub async fn start(
+        config: NetworkConfig,
+        host: Arc<dyn ChainHost>,
+    ) -> Result<Self, StartError> {
         let store = &host.chain().store;
         let genesis_hash = store.canonical_hash(0)?.ok_or(StartError::NoGenesis)?;
         let genesis = store.header(&genesis_hash)?.ok_or(StartError::NoGenesis)?;
-        let listener =
-            TcpListener::bind(config.listen).await.map_err(|e| StartError::Bind(config.listen, e))?;
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| StartError::Bind(config.listen, e))?;
         let bound = listener.local_addr().map_err(|e| StartError::Bind(config.listen, e))?;
         let ip = match bound.ip() {
             ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -297,7 +303,9 @@ async fn accept_loop(inner: Arc<Inner>, listener: TcpListener) {
             }
             .await;
             match result {
-                Ok(peer) => tracing::info!(peer = %peer.id, client = %peer.client, %addr, inbound = true, "peer connected"),
+                Ok(peer) => {
+                    tracing::info!(peer = %peer.id, client = %peer.client, %addr, inbound = true, "peer connected")
+                }
                 Err(e) => tracing::debug!(%addr, %e, "inbound connection refused"),
             }
         });
@@ -340,7 +348,9 @@ fn spawn_dial(inner: Arc<Inner>, node: NodeRecord) {
         .await;
         inner.dialing.lock().remove(&node.id);
         match result {
-            Ok(peer) => tracing::info!(peer = %peer.id, client = %peer.client, addr = %node.tcp_addr(), inbound = false, "peer connected"),
+            Ok(peer) => {
+                tracing::info!(peer = %peer.id, client = %peer.client, addr = %node.tcp_addr(), inbound = false, "peer connected")
+            }
             Err(e) => tracing::debug!(node = %node, %e, "dial failed"),
         }
     });

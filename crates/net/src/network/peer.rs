@@ -133,7 +133,13 @@ impl Peer {
         reverse: bool,
     ) -> Result<Vec<Header>, RequestError> {
         let make = |request_id| {
-            EthMessage::GetBlockHeaders(GetBlockHeaders { request_id, origin, amount, skip, reverse })
+            EthMessage::GetBlockHeaders(GetBlockHeaders {
+                request_id,
+                origin,
+                amount,
+                skip,
+                reverse,
+            })
         };
         match self.request(make).await? {
             EthMessage::BlockHeaders(BlockHeaders { headers, .. }) => Ok(headers),
@@ -156,8 +162,9 @@ impl Peer {
         &self,
         hashes: Vec<B256>,
     ) -> Result<Vec<Option<BlockAccessList>>, RequestError> {
-        let make =
-            |request_id| EthMessage::GetBlockAccessLists(GetBlockAccessLists { request_id, hashes });
+        let make = |request_id| {
+            EthMessage::GetBlockAccessLists(GetBlockAccessLists { request_id, hashes })
+        };
         match self.request(make).await? {
             EthMessage::BlockAccessLists(BlockAccessLists { access_lists, .. }) => Ok(access_lists),
             _ => Err(RequestError::WrongAnswer("to GetBlockAccessLists")),
@@ -241,7 +248,11 @@ pub(crate) async fn establish(
     let filter = {
         let mut filter = filter;
         if let Ok(Some(head)) = inner.host.chain().store.head_header() {
-            filter.set_head(Head { number: head.number, timestamp: head.timestamp, ..Default::default() });
+            filter.set_head(Head {
+                number: head.number,
+                timestamp: head.timestamp,
+                ..Default::default()
+            });
         }
         filter
     };

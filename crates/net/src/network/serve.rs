@@ -55,10 +55,12 @@ pub(crate) fn answer(
             })
         }
         // No transaction pool: nothing to give.
-        EthMessage::GetPooledTransactions(r) => EthMessage::PooledTransactions(PooledTransactions {
-            request_id: r.request_id,
-            transactions: Vec::new(),
-        }),
+        EthMessage::GetPooledTransactions(r) => {
+            EthMessage::PooledTransactions(PooledTransactions {
+                request_id: r.request_id,
+                transactions: Vec::new(),
+            })
+        }
         other => {
             return Err(StoreError::Invalid(format!("not a request: code {:#x}", other.code())))
         }
