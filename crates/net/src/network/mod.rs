@@ -6,7 +6,8 @@ mod peers;
 mod serve;
 
 pub use peer::{
-    Peer, PeerRange, RequestError, MAX_INFLIGHT_PER_PEER, REQUEST_TIMEOUT, STATUS_TIMEOUT,
+    Peer, PeerRange, RequestError, MAX_INFLIGHT_PER_PEER, PING_INTERVAL, PONG_TIMEOUT,
+    REQUEST_TIMEOUT, STATUS_TIMEOUT,
 };
 pub use peers::{Offence, PeerSet, BAN_DURATION, MAX_STALLS};
 

@@ -292,10 +292,31 @@ pub(crate) async fn establish(
     Ok(peer)
 }
 
-/// Reads the peer's messages until it leaves or is dropped; returns why.
+/// How often an idle peer is pinged.
+pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+/// A peer that has not answered a ping for this long is dropped.
+pub const PONG_TIMEOUT: Duration = Duration::from_secs(45);
+
+/// Reads the peer's messages until it leaves or is dropped; returns why. Pings the peer
+/// every `PING_INTERVAL` and drops it when no Pong came for `PONG_TIMEOUT`.
 async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionReader) -> String {
+    let mut keepalive = tokio::time::interval(PING_INTERVAL);
+    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let (code, payload) = match reader.recv().await {
+        // `recv` is cancel-safe (a message is never lost when the tick wins).
+        let received = tokio::select! {
+            received = reader.recv() => received,
+            _ = keepalive.tick() => {
+                let heard = reader.last_pong().unwrap_or(peer.since);
+                if heard.elapsed() > PONG_TIMEOUT {
+                    peer.disconnect(DisconnectReason::PingTimeout).await;
+                    return "dropped: no Pong".into();
+                }
+                let _ = peer.writer.ping().await;
+                continue;
+            }
+        };
+        let (code, payload) = match received {
             Ok(m) => m,
             Err(RlpxError::Disconnected(reason)) => return format!("it disconnected: {reason:?}"),
             Err(e @ (RlpxError::BadMac | RlpxError::FrameTooLarge(_) | RlpxError::Snappy(_))) => {
