@@ -270,6 +270,62 @@ fn payloads_fork_choice_and_reorgs_move_the_head_and_state() {
 }
 
 #[test]
+fn a_head_the_node_lacks_is_synced_from_a_peer_then_answered_valid() {
+    // The peer: three blocks of transfers, served over devp2p by a bare chain.
+    let source = Arc::new(new_chain());
+    let mut head = B256::ZERO;
+    for (nonce, timestamp) in [(0, 12), (1, 24), (2, 36)] {
+        let block =
+            source.build_block(&attributes(timestamp), vec![transfer(nonce, 1000)]).unwrap();
+        head = block.hash();
+        source.import_block(block).unwrap();
+    }
+    let node = start_node();
+    let key = |byte| secp256k1::SecretKey::from_byte_array([byte; 32]).unwrap();
+    let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let (peer, ours) = node.rt().block_on(async {
+        let host: Arc<dyn ethrex_net::ChainHost> = source.clone();
+        let peer =
+            ethrex_net::Network::start(ethrex_net::NetworkConfig::new(key(1), loopback), host)
+                .await
+                .unwrap();
+        let host: Arc<dyn ethrex_net::ChainHost> = node.node.clone();
+        let ours =
+            ethrex_net::Network::start(ethrex_net::NetworkConfig::new(key(2), loopback), host)
+                .await
+                .unwrap();
+        ours.add_peer(peer.node_record());
+        (peer, ours)
+    });
+    node.node.network.set(ours).unwrap();
+
+    // The consensus client names the peer's head: SYNCING, until the sync imported it.
+    assert_eq!(node.fork_choice(head), "SYNCING");
+    // A deadlock guard, not a performance bound.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while node.fork_choice(head) != "VALID" {
+        assert!(std::time::Instant::now() < deadline, "the sync did not reach the head");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(node.balance(), U256::from(3000));
+    let latest = node.eth("eth_getBlockByNumber", json!(["latest", false]));
+    assert_eq!(latest["result"]["hash"], json!(head));
+    assert_eq!(node.eth("eth_syncing", json!([]))["result"], json!(false));
+    assert_eq!(
+        node.eth("admin_peers", json!([]))["result"][0]["enode"]
+            .as_str()
+            .unwrap()
+            .split('@')
+            .next(),
+        Some(format!("enode://{}", peer.node_record().id).as_str())
+    );
+    let info = node.eth("admin_nodeInfo", json!([]));
+    assert!(info["result"]["enode"].as_str().unwrap().starts_with("enode://"), "{info}");
+    // The peer stored nothing new: it only served.
+    assert_eq!(source.store.head().unwrap(), Some(head));
+}
+
+#[test]
 fn invalid_payloads_are_reported_and_leave_no_trace() {
     let node = start_node();
     assert_eq!(node.fork_choice(node.genesis_hash), "VALID");
