@@ -195,6 +195,7 @@ async fn run(
     // Headers from the target back to a block on our canonical chain.
     let mut headers: Vec<(B256, Header)> = Vec::new();
     let mut next = target;
+    let mut misses = 0u64;
     let ancestor = loop {
         if targets.has_changed().unwrap_or(false) {
             return Ok(None);
@@ -202,15 +203,27 @@ async fn run(
         if canonical_number(inner, next)?.is_some() {
             break next;
         }
-        let got = fetch_headers_back(inner, next).await;
+        // `None`: no peer has it yet; look for a newer target, then ask again.
+        let Some(got) = fetch_headers_back(inner, next).await else {
+            misses += 1;
+            if misses % 15 == 1 {
+                tracing::info!(missing = %next, "no peer has the sync target's chain yet");
+            }
+            continue;
+        };
         let mut expected = next;
         let mut reached = None;
         for header in got {
             let hash = header.hash_slow();
-            debug_assert_eq!(hash, expected);
             if canonical_number(inner, hash)?.is_some() {
                 reached = Some(hash);
                 break;
+            }
+            if header.number == 0 {
+                // Chained by hash down to a genesis that is not ours.
+                return Ok(Some(SyncOutcome::Failed(format!(
+                    "the target {target} descends from genesis {hash}, not ours"
+                ))));
             }
             expected = header.parent_hash;
             headers.push((hash, header));
@@ -458,35 +471,35 @@ async fn request_failed(inner: &Inner, peer: &Peer, error: RequestError) {
     }
 }
 
-/// Headers from `from` backwards (newest first), chained by hash, from some peer.
-async fn fetch_headers_back(inner: &Inner, from: B256) -> Vec<Header> {
+/// Headers from `from` backwards (newest first), chained by hash (numbers descending by
+/// one), from some peer; `None` when a few asks found no peer that has `from`.
+async fn fetch_headers_back(inner: &Inner, from: B256) -> Option<Vec<Header>> {
     let mut empty_answers = 0u32;
-    loop {
+    while empty_answers < 8 {
         let peer = wait_for_peer(inner, |_| true).await;
         match peer.headers(HashOrNumber::Hash(from), HEADERS_PER_REQUEST, 0, true).await {
             Ok(headers) if headers.is_empty() => {
                 // This peer does not have it (yet); ask again, maybe another peer.
                 empty_answers += 1;
-                if empty_answers.is_multiple_of(20) {
-                    tracing::info!(%from, "no peer has the sync target's chain yet");
-                }
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
             Ok(headers) => {
                 let mut expected = from;
+                let mut number = headers[0].number.saturating_add(1);
                 let chained = headers.iter().all(|h| {
-                    let ok = h.hash_slow() == expected;
-                    expected = h.parent_hash;
+                    let ok = h.hash_slow() == expected && h.number.checked_add(1) == Some(number);
+                    (expected, number) = (h.parent_hash, h.number);
                     ok
                 });
                 if chained {
-                    return headers;
+                    return Some(headers);
                 }
                 drop_peer(inner, &peer, Offence::Mismatch).await;
             }
             Err(e) => request_failed(inner, &peer, e).await,
         }
     }
+    None
 }
 
 /// Whether `body` is the one `header` commits to.
