@@ -33,9 +33,9 @@ echo "  against this client they pass trivially: it negotiates eth/71 and each l
 echo "  \"skipping: node negotiated eth/71, eth/72 required\")"
 
 DATA="$WORK/data"
-out=$("$ETHREX" import --network "$ETHTEST_CHAIN/genesis.json" --datadir "$DATA" \
-    "$ETHTEST_CHAIN/chain.rlp" 2>&1 | tail -1)
-echo "$out"
+"$ETHREX" import --network "$ETHTEST_CHAIN/genesis.json" --datadir "$DATA" \
+    "$ETHTEST_CHAIN/chain.rlp" >"$WORK/import.log" 2>&1 || { tail_log "ethrex import" "$WORK/import.log"; exit 1; }
+tail -1 "$WORK/import.log"
 
 JWT="$WORK/jwt.hex"
 python3 -c 'import os; print(os.urandom(32).hex())' >"$JWT"
