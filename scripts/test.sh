@@ -8,6 +8,8 @@
 #   2. the EF fixtures through the `ethrex` binary on every backend, both paths;
 #   3. the Hive tooling's unit tests and the Docker-free consume-engine run against the node;
 #   4. small generated chains through revme and geth (accepted) and mutated blocks (rejected);
+#      geth's eth protocol suite (devp2p eth-test) against the node, and full sync from geth
+#      and by geth over loopback (bench/eth-test.sh, bench/sync-geth.sh);
 #   5. seconds-long versions of the studies: the I/O-realistic bench and bench/io-study.sh,
 #      the BAL design lab (bal-lab sizes, every design's consumer importing a chain), the
 #      storage study (db-bench on both backends, bench/db-study.sh --quick) and the binary
@@ -57,6 +59,10 @@ echo "== a small Amsterdam stress chain through revme 43 and geth (bench/verify-
 bench/verify-fixture.sh "$SCRATCH/stress"
 echo "== geth's devp2p test chain (no BALs) imported to the head its headfcu.json names"
 bench/eth-test-chain.sh "$SCRATCH/eth-test-chain"
+echo "== devp2p eth-test suite (no-txpool subset, quick) against ethrex node"
+bench/eth-test.sh --quick
+echo "== sync from geth and geth from us (quick)"
+bench/sync-geth.sh --quick
 echo "== differential test against geth: random chains and mutated blocks (bench/geth-diff.sh)"
 bench/geth-diff.sh 3 "$SCRATCH/geth-diff"
 

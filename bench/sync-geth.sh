@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# Full sync between `ethrex node` and go-ethereum v1.17.10 over loopback, both ways:
+#   (a) geth (the chain imported with `geth import`) serves; a fresh `ethrex node
+#       --sync.target HEAD --peers GETH` syncs to geth's head hash and state root. Chains:
+#       geth's devp2p test chain (600 blocks, no BALs needed) and an Amsterdam stress chain
+#       (`ethrex fixture stress`), the latter twice: fetching BALs on the wire (eth/71, the
+#       parallel path) and with --sync.no-bals (sequential), beside `ethrex import` of the same
+#       file with and without its BALs (what BALs on the wire buy, and sync vs import);
+#   (b) our node (the stress chain imported with `ethrex import`) serves; a fresh geth
+#       (`--synctarget OUR_HEAD`, our node added with admin_addPeer) syncs to our head.
+#   bench/sync-geth.sh [--quick]   (--quick: an 8-block stress chain and shorter timeouts, for CI)
+# Env: KEEP=1 keeps the scratch directory; STRESS_DIR=DIR uses an existing stress fixture;
+# GETH_VERBOSITY (default 3; 4-5 for the downloader's and p2p's detail in geth's logs).
+# Ends with `sync-geth: all N syncs reached the head`, or exits non-zero with the logs' tails.
+# Disk: each data directory is removed once its row is done (unless KEEP=1), and geth runs
+# with --cache.database 5 (pebble preallocates its write-ahead logs at the memtable size: about
+# 1.4 GB for a 600-block chain with the default 50%); geth stops only below 256 MB free (by
+# default it shuts down below twice its GC cache, 2 GB, which a shared disk can hit).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/bench/oracles.sh"
+source "$ROOT/bench/net-common.sh"
+ensure_ethrex
+PY="python3 $ROOT/bench/sync_geth.py"
+
+QUICK=0
+[ "${1:-}" = --quick ] && QUICK=1
+if ((QUICK)); then
+    TIMEOUT=60
+    STRESS_ARGS=(--blocks 8 --min-txs 20 --max-txs 60 --gas-limit 30000000)
+else
+    TIMEOUT=300
+    STRESS_ARGS=()
+fi
+# scrap DIR: removes a finished data directory (kept with KEEP=1).
+scrap() {
+    [ "${KEEP:-0}" = 1 ] || rm -rf "$1"
+}
+ROWS="$WORK/rows.tsv"
+: >"$ROWS"
+FAILED=0
+TOTAL=0
+
+# start_geth NAME GENESIS [CHAIN.rlp] [geth flags...]: geth init (and import) in $WORK/NAME,
+# then geth serving on 127.0.0.1 only (P2P listener from a config file, no discovery, no
+# NAT, no IPC; HTTP and authrpc on loopback, free ports), with a known node key.
+# Sets GETH_PID, GETH_URL, GETH_ENODE, GETH_LOG.
+start_geth() {
+    local name="$1" genesis="$2" chain="${3:-}"
+    shift 3 || shift $#
+    local dir="$WORK/$name"
+    mkdir -p "$dir"
+    geth --datadir "$dir/data" --cache.database 5 init "$genesis" >"$dir/init.log" 2>&1 ||
+        { tail_log "geth init" "$dir/init.log"; return 1; }
+    if [ -n "$chain" ]; then
+        geth --datadir "$dir/data" --cache.database 5 import "$chain" >"$dir/import.log" 2>&1 ||
+            { tail_log "geth import" "$dir/import.log"; return 1; }
+    fi
+    local p2p http auth
+    p2p=$(free_port)
+    http=$(free_port)
+    auth=$(free_port)
+    cat >"$dir/geth.toml" <<EOF
+[Node.P2P]
+ListenAddr = "127.0.0.1:$p2p"
+NoDiscovery = true
+DiscoveryV4 = false
+DiscoveryV5 = false
+BootstrapNodes = []
+BootstrapNodesV5 = []
+EOF
+    python3 -c 'import os; print(os.urandom(32).hex())' >"$dir/nodekey"
+    GETH_ENODE=$(devp2p key to-enode --ip 127.0.0.1 --tcp "$p2p" --udp 0 "$dir/nodekey")
+    GETH_ENODE="${GETH_ENODE%%\?*}"
+    GETH_LOG="$dir/geth.log"
+    GETH_STARTED=$EPOCHREALTIME
+    spawn "$GETH_LOG" geth --config "$dir/geth.toml" --datadir "$dir/data" --nodekey "$dir/nodekey" \
+        --nodiscover --nat none --ipcdisable --maxpeers 5 --cache.database 5 --datadir.minfreedisk 256 \
+        --authrpc.addr 127.0.0.1 --authrpc.port "$auth" \
+        --http --http.addr 127.0.0.1 --http.port "$http" --http.api eth,admin,net \
+        --verbosity "${GETH_VERBOSITY:-3}" "$@"
+    GETH_PID=$SPAWNED
+    GETH_URL="http://127.0.0.1:$http"
+    wait_rpc "$GETH_URL" "$GETH_PID" 60 || { tail_log "geth ($name)" "$GETH_LOG"; return 1; }
+    # The enode geth itself reports must be the one derived from the key.
+    local reported
+    reported=$(rpc "$GETH_URL" admin_nodeInfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["enode"])')
+    if [ "${reported%%\?*}" != "$GETH_ENODE" ]; then
+        echo "geth reports $reported, expected $GETH_ENODE" >&2
+        return 1
+    fi
+}
+
+# row DIRECTION CHAIN BLOCKS WALL SYNC_SECS MGAS BPS PARALLEL RSS STATUS
+row() {
+    local IFS=$'\t'
+    echo "$*" >>"$ROWS"
+}
+
+# sync_ours LABEL CHAIN GENESIS WANT_HASH WANT_ROOT BLOCKS GAS [node flags...]: a fresh
+# `ethrex node` syncing from geth ($GETH_ENODE) to WANT_HASH; one table row.
+sync_ours() {
+    local label="$1" chain="$2" genesis="$3" want_hash="$4" want_root="$5" blocks="$6" gas="$7"
+    shift 7
+    local dir="$WORK/ours-$chain-${label//[^a-zA-Z0-9]/_}"
+    mkdir -p "$dir"
+    python3 -c 'import os; print(os.urandom(32).hex())' >"$dir/jwt.hex"
+    local http auth p2p log="$dir/node.log"
+    http=$(free_port)
+    auth=$(free_port)
+    p2p=$(free_port)
+    TOTAL=$((TOTAL + 1))
+    local start=$EPOCHREALTIME
+    spawn "$log" "$ETHREX" node --network "$genesis" --datadir "$dir/data" --db rocksdb \
+        --authrpc.port "$auth" --authrpc.jwtsecret "$dir/jwt.hex" \
+        --http.addr 127.0.0.1 --http.port "$http" --p2p.addr 127.0.0.1 --p2p.port "$p2p" \
+        --nodiscover --peers "$GETH_ENODE" --sync.target "$want_hash" "$@"
+    local pid=$SPAWNED url="http://127.0.0.1:$http" got="" deadline=$((SECONDS + TIMEOUT)) wall
+    while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
+        got=$(head_of "$url" 2>/dev/null || true)
+        [ "$got" = "$blocks $want_hash $want_root" ] && break
+        sleep 0.2
+    done
+    wall=$(python3 -c "import sys; print(f'{$EPOCHREALTIME - $start:.1f}')")
+    # The sync's summary line follows the import of the target block.
+    for _ in $(seq 50); do grep -q "sync reached its target" "$log" && break; sleep 0.1; done
+    local rss fields
+    rss=$(peak_rss_mb "$pid")
+    fields=$($PY sync-fields "$log")
+    stop "$pid"
+    scrap "$dir/data"
+    local secs mgas bps par
+    secs=$(sed -n 's/.*\bsecs=\([^ ]*\).*/\1/p' <<<"$fields")
+    mgas=$(sed -n 's/.*\bmgas_per_s=\([^ ]*\).*/\1/p' <<<"$fields")
+    bps=$(sed -n 's/.*\bblocks_per_s=\([^ ]*\).*/\1/p' <<<"$fields")
+    par=$(sed -n 's/.*\bparallel_with_wire_bal=\([^ ]*\).*/\1/p' <<<"$fields")
+    local status=ok
+    if [ "$got" != "$blocks $want_hash $want_root" ]; then
+        status="FAILED"
+        FAILED=$((FAILED + 1))
+        echo "!! geth -> ethrex ($chain, $label): head is '${got:-no answer}', want '$blocks $want_hash $want_root'" >&2
+        tail_log "ethrex node ($chain, $label)" "$log" 40
+        tail_log "geth (serving $chain)" "$GETH_LOG" 40
+    fi
+    echo "geth -> ethrex $chain $label: $status in ${wall}s; $fields"
+    row "geth -> ethrex" "$chain ($label)" "$blocks" "$wall" "${secs:--}" "${mgas:--}" "${bps:--}" \
+        "${par:--}" "$rss" "$status"
+}
+
+# ---- (a) geth serves, we sync
+declare -A GAS
+for chain in eth-test stress; do
+    if [ "$chain" = eth-test ]; then
+        genesis="$ETHTEST_CHAIN/genesis.json"
+        rlp="$ETHTEST_CHAIN/chain.rlp"
+    else
+        if [ -n "${STRESS_DIR:-}" ]; then
+            sdir="$STRESS_DIR"
+        else
+            sdir="$WORK/stress"
+            echo "== ethrex fixture stress ${STRESS_ARGS[*]}"
+            "$ETHREX" fixture stress --out "$sdir" "${STRESS_ARGS[@]}"
+        fi
+        genesis="$sdir/stress.genesis.json"
+        rlp="$sdir/stress.rlp"
+        STRESS_GENESIS="$genesis"
+        STRESS_RLP="$rlp"
+        STRESS_BAL="$sdir/stress.bal.rlp"
+    fi
+    echo "== geth serving the $chain chain"
+    start_geth "geth-$chain" "$genesis" "$rlp"
+    read -r blocks hash root < <(head_of "$GETH_URL")
+    gas=$($PY gas "$GETH_URL" "$blocks")
+    GAS[$chain]=$gas
+    echo "geth head: block $blocks $hash (state root $root), $((gas / 1000000)) Mgas; $GETH_ENODE"
+    if [ "$chain" = stress ]; then
+        STRESS_HEAD="$hash"
+        STRESS_ROOT="$root"
+        STRESS_BLOCKS="$blocks"
+        sync_ours "wire BALs" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas"
+        sync_ours "--sync.no-bals" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas" --sync.no-bals
+    else
+        sync_ours "wire BALs" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas"
+    fi
+    stop "$GETH_PID"
+    scrap "$WORK/geth-$chain/data"
+done
+
+# ---- ethrex import of the same stress chain file, with and without its BALs
+IMPORT_DIR="$WORK/ours-import"
+declare -A IMPORT_RATE
+for mode in bal plain; do
+    log="$WORK/import-$mode.log"
+    args=()
+    [ "$mode" = bal ] && args=(--bal "$STRESS_BAL")
+    rm -rf "$WORK/import-data-$mode"
+    start=$EPOCHREALTIME
+    "$ETHREX" import --network "$STRESS_GENESIS" --datadir "$WORK/import-data-$mode" "${args[@]}" \
+        "$STRESS_RLP" >"$log" 2>&1 || { tail_log "ethrex import" "$log"; exit 1; }
+    wall=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
+    read -r iblocks igas isecs < <($PY import-stats "$log")
+    IMPORT_RATE[$mode]=$(python3 -c "print(f'{$igas / $isecs / 1e6:.1f}')")
+    ibps=$(python3 -c "print(f'{$iblocks / $isecs:.1f}')")
+    tail -1 "$log"
+    grep -q "$STRESS_HEAD (state root $STRESS_ROOT)" "$log" ||
+        { echo "ethrex import ($mode) did not end at geth's head" >&2; exit 1; }
+    label="import --bal"
+    [ "$mode" = plain ] && label="import, no BALs"
+    row "ethrex import" "stress ($label)" "$iblocks" "$wall" "$isecs" \
+        "${IMPORT_RATE[$mode]}" "$ibps" "-" "-" "ok"
+done
+# Our serving node for (b): the chain imported from the plain file (no BALs given).
+mv "$WORK/import-data-plain" "$IMPORT_DIR"
+scrap "$WORK/import-data-bal"
+
+# ---- (b) we serve, geth syncs
+echo "== ethrex node serving the stress chain; a fresh geth syncs from it"
+python3 -c 'import os; print(os.urandom(32).hex())' >"$WORK/serve-jwt.hex"
+http=$(free_port)
+auth=$(free_port)
+p2p=$(free_port)
+SERVE_LOG="$WORK/serve.log"
+spawn "$SERVE_LOG" "$ETHREX" node --network "$STRESS_GENESIS" --datadir "$IMPORT_DIR" --db rocksdb \
+    --authrpc.port "$auth" --authrpc.jwtsecret "$WORK/serve-jwt.hex" \
+    --http.addr 127.0.0.1 --http.port "$http" --p2p.addr 127.0.0.1 --p2p.port "$p2p" --nodiscover
+SERVE_PID=$SPAWNED
+SERVE_URL="http://127.0.0.1:$http"
+wait_rpc "$SERVE_URL" "$SERVE_PID" 60 || { tail_log "ethrex node (serving)" "$SERVE_LOG"; exit 1; }
+OUR_ENODE=$(rpc "$SERVE_URL" admin_nodeInfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["enode"])')
+echo "ours: $OUR_ENODE, head $(head_of "$SERVE_URL")"
+TOTAL=$((TOTAL + 1))
+start_geth "geth-sync" "$STRESS_GENESIS" "" --synctarget "$STRESS_HEAD"
+start=$GETH_STARTED
+rpc "$GETH_URL" admin_addPeer "[\"$OUR_ENODE\"]" >/dev/null
+deadline=$((SECONDS + TIMEOUT))
+got=""
+while ((SECONDS < deadline)) && kill -0 "$GETH_PID" 2>/dev/null; do
+    got=$(head_of "$GETH_URL" 2>/dev/null || true)
+    [ "$got" = "$STRESS_BLOCKS $STRESS_HEAD $STRESS_ROOT" ] && break
+    sleep 0.2
+done
+wall=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
+rss=$(peak_rss_mb "$GETH_PID")
+status=ok
+if [ "$got" != "$STRESS_BLOCKS $STRESS_HEAD $STRESS_ROOT" ]; then
+    status=FAILED
+    FAILED=$((FAILED + 1))
+    echo "!! ethrex -> geth (stress): geth's head is '${got:-no answer}', want '$STRESS_BLOCKS $STRESS_HEAD $STRESS_ROOT'" >&2
+    tail_log "geth (syncing)" "$GETH_LOG" 40
+    tail_log "ethrex node (serving)" "$SERVE_LOG" 40
+fi
+# geth's own sync time: from the target header fetched from us to its last imported segment.
+gsecs=$($PY geth-sync-secs "$GETH_LOG")
+echo "ethrex -> geth stress: $status in ${wall}s (from geth's start, init excluded); geth's sync ${gsecs}s"
+row "ethrex -> geth" "stress (geth full sync)" "$STRESS_BLOCKS" "$wall" "$gsecs" \
+    "$(python3 -c "import sys; s = sys.argv[1]; print(${GAS[stress]} / float(s) / 1e6 if s != '-' else s)" "$gsecs")" \
+    "$(python3 -c "import sys; s = sys.argv[1]; print($STRESS_BLOCKS / float(s) if s != '-' else s)" "$gsecs")" \
+    "-" "$rss" "$status"
+stop "$GETH_PID"
+stop "$SERVE_PID"
+scrap "$WORK/geth-sync/data"
+scrap "$IMPORT_DIR"
+
+# ---- the table
+echo
+python3 - "$ROWS" "${IMPORT_RATE[bal]}" "${IMPORT_RATE[plain]}" <<'EOF'
+import sys
+def num(c, digits):
+    try:
+        return f"{float(c):.{digits}f}"
+    except ValueError:
+        return c
+rows = []
+for line in open(sys.argv[1]):
+    r = line.rstrip("\n").split("\t")
+    r[3], r[4], r[5], r[6] = num(r[3], 1), num(r[4], 2), num(r[5], 1), num(r[6], 1)
+    rows.append(r)
+imp = {"bal": float(sys.argv[2]), "plain": float(sys.argv[3])}
+head = ["direction", "chain", "blocks", "wall s", "sync s", "Mgas/s", "blocks/s",
+        "parallel (wire BAL)", "peak RSS MB", "status"]
+widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+fmt = lambda r: "  ".join(str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+print(fmt(head))
+for r in rows:
+    print(fmt(r))
+print("wall s: from the syncing node's start to its head = the source's head (hash and state root);")
+print("sync s, Mgas/s, blocks/s, parallel: from our sync's final log line (its clock starts at")
+print("  `sync started`, so headers are in it); the geth row: from geth logging the target header")
+print("  it fetched from us to its last imported segment; ethrex import: from `chain opened` to")
+print("  the last block (genesis load excluded). The eth-test chain's blocks hold 0-1 transactions:")
+print("  below the parallel threshold, so they run sequentially even with their wire BAL.")
+print()
+def rate(label):
+    for r in rows:
+        if r[0] == "geth -> ethrex" and r[1] == label and r[5] != "-":
+            return float(r[5])
+    return None
+bal, nobal = rate("stress (wire BALs)"), rate("stress (--sync.no-bals)")
+print("what BALs on the wire buy (stress chain, geth -> ethrex):")
+print(f"  {'':<16}{'sync Mgas/s':>12}{'import Mgas/s':>15}{'sync/import':>13}")
+for name, s, i in (("with BALs", bal, imp["bal"]), ("without BALs", nobal, imp["plain"])):
+    ratio = f"{100 * s / i:.0f}%" if s and i else "-"
+    print(f"  {name:<16}{num(s, 1) if s is not None else '-':>12}{i:>15}{ratio:>13}")
+if bal and nobal:
+    print(f"  BALs on the wire: sync {bal / nobal:.2f}x the throughput without them")
+EOF
+echo
+if ((FAILED)); then
+    echo "sync-geth: $FAILED of $TOTAL syncs did not reach the head"
+    exit 1
+fi
+echo "sync-geth: all $TOTAL syncs reached the head"
