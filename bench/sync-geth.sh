@@ -229,7 +229,7 @@ wait_rpc "$SERVE_URL" "$SERVE_PID" 60 || { tail_log "ethrex node (serving)" "$SE
 OUR_ENODE=$(rpc "$SERVE_URL" admin_nodeInfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["enode"])')
 echo "ours: $OUR_ENODE, head $(head_of "$SERVE_URL")"
 TOTAL=$((TOTAL + 1))
-start_geth "geth-sync" "$STRESS_GENESIS" "" --synctarget "$STRESS_HEAD"
+start_geth "geth-sync" "$STRESS_GENESIS" "" --syncmode full --synctarget "$STRESS_HEAD"
 start=$GETH_STARTED
 rpc "$GETH_URL" admin_addPeer "[\"$OUR_ENODE\"]" >/dev/null
 deadline=$((SECONDS + TIMEOUT))
