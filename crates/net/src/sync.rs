@@ -333,6 +333,7 @@ async fn run(
     if canonical_number(inner, target)?.is_none() {
         return Err("the download ended before the target was imported".into());
     }
+    crate::network::announce_head(inner);
     let secs = start.elapsed().as_secs_f64();
     tracing::info!(
         blocks = stats.imported,

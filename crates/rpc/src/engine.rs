@@ -325,6 +325,9 @@ fn fork_choice(
         .store
         .persist(node.persistence_lag)
         .map_err(|e| internal(format!("the head could not be made durable: {e}")))?;
+    if let Some(network) = node.network.get() {
+        network.announce_head();
+    }
     check_on_head_chain(node, "safe", state.safe_block_hash)?;
     check_on_head_chain(node, "finalized", state.finalized_block_hash)?;
     {

@@ -94,6 +94,8 @@ pub(crate) struct Inner {
     dialing: Mutex<HashSet<NodeId>>,
     discovery: Mutex<Option<Discovery>>,
     pub(crate) syncer: Syncer,
+    /// The head last announced to the peers.
+    announced: Mutex<B256>,
 }
 
 /// The network of a running node: a cheap, cloneable handle. Dropping every handle does
@@ -170,6 +172,7 @@ impl Network {
             genesis_time: genesis.timestamp,
             dialing: Mutex::new(HashSet::new()),
             discovery: Mutex::new(None),
+            announced: Mutex::new(B256::ZERO),
         });
         let discovered = discovery.as_ref().map(|d| d.subscribe());
         *inner.discovery.lock() = discovery;
@@ -242,21 +245,30 @@ impl Network {
         self.inner.syncer.idle().await
     }
 
-    /// Tells every peer our new head (after the node imported blocks).
+    /// Tells every peer our new head (BlockRangeUpdate), after the head moved.
     pub fn announce_head(&self) {
-        let inner = self.inner.clone();
-        tokio::spawn(async move {
-            let Ok(Some(head)) = inner.host.chain().store.head_header() else { return };
-            let update = crate::eth::BlockRangeUpdate {
-                earliest_block: 0,
-                latest_block: head.number,
-                latest_block_hash: head.hash_slow(),
-            };
-            for peer in inner.peers.all() {
-                peer.announce(update).await;
-            }
-        });
+        announce_head(&self.inner);
     }
+}
+
+/// Sends our head to every peer, in the background.
+pub(crate) fn announce_head(inner: &Arc<Inner>) {
+    let inner = inner.clone();
+    tokio::spawn(async move {
+        let Ok(Some(head)) = inner.host.chain().store.head_header() else { return };
+        let hash = head.hash_slow();
+        if std::mem::replace(&mut *inner.announced.lock(), hash) == hash {
+            return;
+        }
+        let update = crate::eth::BlockRangeUpdate {
+            earliest_block: 0,
+            latest_block: head.number,
+            latest_block_hash: hash,
+        };
+        for peer in inner.peers.all() {
+            peer.announce(update).await;
+        }
+    });
 }
 
 fn hello(inner: &Inner) -> Hello {

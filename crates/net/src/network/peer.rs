@@ -11,7 +11,7 @@ use crate::eth::{
 };
 use crate::rlpx::{DisconnectReason, RlpxError, Session, SessionReader, SessionWriter};
 use crate::NodeId;
-use alloy_eips::eip2124::Head;
+use alloy_eips::eip2124::{ForkFilter, Head};
 use alloy_primitives::B256;
 use ethrex_common::{BlockAccessList, BlockBody, Header};
 use parking_lot::Mutex;
@@ -183,24 +183,26 @@ impl Peer {
     }
 }
 
-/// Our Status at the current head.
-pub(crate) fn our_status(inner: &Inner, version: u32) -> Result<Status, String> {
+/// Our Status at the current head, and the fork filter that judges a peer's at it.
+pub(crate) fn our_status(inner: &Inner, version: u32) -> Result<(Status, ForkFilter), String> {
     let store = &inner.host.chain().store;
     let head = store.head_header().map_err(|e| e.to_string())?.ok_or("no head")?;
-    Ok(Status {
+    let filter = fork_filter(
+        &inner.host.chain().config.inner,
+        inner.genesis_hash,
+        inner.genesis_time,
+        Head { number: head.number, timestamp: head.timestamp, ..Default::default() },
+    );
+    let status = Status {
         version,
         network_id: inner.network_id,
         genesis: inner.genesis_hash,
-        fork_id: crate::eth::fork_id(
-            &inner.host.chain().config.inner,
-            inner.genesis_hash,
-            inner.genesis_time,
-            Head { number: head.number, timestamp: head.timestamp, ..Default::default() },
-        ),
+        fork_id: filter.current(),
         earliest_block: 0,
         latest_block: head.number,
         latest_block_hash: head.hash_slow(),
-    })
+    };
+    Ok((status, filter))
 }
 
 /// Exchanges Status on a fresh session and, if the peer is on our chain, starts its task.
@@ -218,7 +220,7 @@ pub(crate) async fn establish(
         return Err("no shared eth version".into());
     };
     let (mut reader, writer) = session.into_split();
-    let ours = our_status(&inner, version)?;
+    let (ours, filter) = our_status(&inner, version)?;
     writer.send(codes::STATUS, &ours.encode()).await.map_err(|e| e.to_string())?;
     let theirs = match tokio::time::timeout(STATUS_TIMEOUT, reader.recv()).await {
         Err(_) => {
@@ -237,24 +239,6 @@ pub(crate) async fn establish(
                 return Err(format!("undecodable Status: {e}"));
             }
         },
-    };
-    let filter = fork_filter(
-        &inner.host.chain().config.inner,
-        inner.genesis_hash,
-        inner.genesis_time,
-        Head { number: ours.latest_block, ..Default::default() },
-    );
-    // The filter needs the head's timestamp for timestamp forks.
-    let filter = {
-        let mut filter = filter;
-        if let Ok(Some(head)) = inner.host.chain().store.head_header() {
-            filter.set_head(Head {
-                number: head.number,
-                timestamp: head.timestamp,
-                ..Default::default()
-            });
-        }
-        filter
     };
     if let Err(e) = validate_status(&ours, &theirs, &filter) {
         let _ = writer.disconnect(DisconnectReason::SubprotocolError).await;
