@@ -281,32 +281,14 @@ fn a_head_the_node_lacks_is_synced_from_a_peer_then_answered_valid() {
         source.import_block(block).unwrap();
     }
     let node = start_node();
-    let key = |byte| secp256k1::SecretKey::from_byte_array([byte; 32]).unwrap();
-    let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let (peer, ours) = node.rt().block_on(async {
-        let host: Arc<dyn ethrex_net::ChainHost> = source.clone();
-        let peer =
-            ethrex_net::Network::start(ethrex_net::NetworkConfig::new(key(1), loopback), host)
-                .await
-                .unwrap();
-        let host: Arc<dyn ethrex_net::ChainHost> = node.node.clone();
-        let ours =
-            ethrex_net::Network::start(ethrex_net::NetworkConfig::new(key(2), loopback), host)
-                .await
-                .unwrap();
-        ours.add_peer(peer.node_record());
-        (peer, ours)
-    });
+    let peer = network(node.rt(), 1, source.clone());
+    let ours = network(node.rt(), 2, node.node.clone());
+    ours.add_peer(peer.node_record());
     node.node.network.set(ours).unwrap();
 
     // The consensus client names the peer's head: SYNCING, until the sync imported it.
     assert_eq!(node.fork_choice(head), "SYNCING");
-    // A deadlock guard, not a performance bound.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while node.fork_choice(head) != "VALID" {
-        assert!(std::time::Instant::now() < deadline, "the sync did not reach the head");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    fork_choice_until_valid(&node, head);
     assert_eq!(node.balance(), U256::from(3000));
     let latest = node.eth("eth_getBlockByNumber", json!(["latest", false]));
     assert_eq!(latest["result"]["hash"], json!(head));
@@ -323,6 +305,56 @@ fn a_head_the_node_lacks_is_synced_from_a_peer_then_answered_valid() {
     assert!(info["result"]["enode"].as_str().unwrap().starts_with("enode://"), "{info}");
     // The peer stored nothing new: it only served.
     assert_eq!(source.store.head().unwrap(), Some(head));
+}
+
+/// Starts a network for `host` on loopback with a key made of `byte`.
+fn network(
+    rt: &tokio::runtime::Runtime,
+    byte: u8,
+    host: Arc<dyn ethrex_net::ChainHost>,
+) -> ethrex_net::Network {
+    let key = secp256k1::SecretKey::from_byte_array([byte; 32]).unwrap();
+    let config = ethrex_net::NetworkConfig::new(key, "127.0.0.1:0".parse().unwrap());
+    rt.block_on(ethrex_net::Network::start(config, host)).unwrap()
+}
+
+/// Repeats forkchoiceUpdated on `head` until it is VALID (a deadlock guard of 60 s).
+fn fork_choice_until_valid(node: &Running, head: B256) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while node.fork_choice(head) != "VALID" {
+        assert!(std::time::Instant::now() < deadline, "the sync did not reach {head}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_sync_follows_the_consensus_clients_head_onto_another_branch() {
+    // Two branches from genesis: A1 pays 1000; B1 pays 2000 and B2 another 3000.
+    let builder = new_chain();
+    let a1 = builder.build_block(&attributes(12), vec![transfer(0, 1000)]).unwrap();
+    let b1 = builder.build_block(&attributes(13), vec![transfer(0, 2000)]).unwrap();
+    builder.import_block(b1.clone()).unwrap();
+    let b2 = builder.build_block(&attributes(25), vec![transfer(1, 3000)]).unwrap();
+    let source = Arc::new(new_chain());
+    source.import_block(a1.clone()).unwrap();
+
+    let node = start_node();
+    let peer = network(node.rt(), 1, source.clone());
+    let ours = network(node.rt(), 2, node.node.clone());
+    ours.add_peer(peer.node_record());
+    node.node.network.set(ours).unwrap();
+    assert_eq!(node.fork_choice(a1.hash()), "SYNCING");
+    fork_choice_until_valid(&node, a1.hash());
+    assert_eq!(node.balance(), U256::from(1000));
+
+    // The peer reorgs to B; the consensus client names B2: the node unwinds A1 and syncs B.
+    let side: std::collections::HashMap<B256, BlockWithBal> =
+        [b1, b2.clone()].into_iter().map(|b| (b.hash(), b)).collect();
+    source.set_head(b2.hash(), &side).unwrap();
+    assert_eq!(node.fork_choice(b2.hash()), "SYNCING");
+    fork_choice_until_valid(&node, b2.hash());
+    assert_eq!(node.balance(), U256::from(5000));
+    assert_eq!(node.eth("eth_blockNumber", json!([]))["result"], json!("0x2"));
 }
 
 #[test]

@@ -96,6 +96,9 @@ pub(crate) struct Inner {
     pub(crate) syncer: Syncer,
     /// The head last announced to the peers.
     announced: Mutex<B256>,
+    /// The runtime the network started on: its handle's methods may be called from any
+    /// thread.
+    runtime: tokio::runtime::Handle,
 }
 
 /// The network of a running node: a cheap, cloneable handle. Dropping every handle does
@@ -173,6 +176,7 @@ impl Network {
             dialing: Mutex::new(HashSet::new()),
             discovery: Mutex::new(None),
             announced: Mutex::new(B256::ZERO),
+            runtime: tokio::runtime::Handle::current(),
         });
         let discovered = discovery.as_ref().map(|d| d.subscribe());
         *inner.discovery.lock() = discovery;
@@ -254,7 +258,7 @@ impl Network {
 /// Sends our head to every peer, in the background.
 pub(crate) fn announce_head(inner: &Arc<Inner>) {
     let inner = inner.clone();
-    tokio::spawn(async move {
+    inner.clone().runtime.spawn(async move {
         let Ok(Some(head)) = inner.host.chain().store.head_header() else { return };
         let hash = head.hash_slow();
         if std::mem::replace(&mut *inner.announced.lock(), hash) == hash {
@@ -344,7 +348,7 @@ fn spawn_dial(inner: Arc<Inner>, node: NodeRecord) {
     {
         return;
     }
-    tokio::spawn(async move {
+    inner.clone().runtime.spawn(async move {
         let result = async {
             let stream = tokio::time::timeout(
                 crate::rlpx::HANDSHAKE_TIMEOUT,
