@@ -37,6 +37,8 @@ use tokio::sync::watch;
 pub const HEADERS_PER_REQUEST: u64 = 192;
 /// Blocks whose bodies (and BALs) one download task fetches.
 pub const CHUNK: usize = 32;
+/// How long a sync runs before it gives way to a newer target.
+pub const RETARGET_AFTER: Duration = Duration::from_secs(60);
 /// How often the sync logs its progress.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -290,7 +292,10 @@ async fn run(
     let mut stats = Stats::new(starting, highest);
     let mut last_log = Instant::now();
     while let Some(chunk) = rx.recv().await {
-        if targets.has_changed().unwrap_or(false) {
+        // A consensus client names a new head every slot: the download in flight is not
+        // thrown away for each, only once it has run for `RETARGET_AFTER` (a new target on
+        // the same chain then continues from what was imported).
+        if start.elapsed() > RETARGET_AFTER && targets.has_changed().unwrap_or(false) {
             return Ok(None);
         }
         let chunk = chunk?;
