@@ -19,6 +19,7 @@
 use crate::eth::HashOrNumber;
 use crate::network::{Inner, Offence, Peer, RequestError};
 use crate::rlpx::DisconnectReason;
+use crate::NodeId;
 use alloy_consensus::proofs::{
     calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root,
 };
@@ -29,6 +30,7 @@ use ethrex_common::{
 };
 use futures::StreamExt;
 use parking_lot::Mutex;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -443,15 +445,21 @@ impl Stats {
     }
 }
 
-/// A peer that can serve, waiting while none is connected.
-async fn wait_for_peer(inner: &Inner, usable: impl Fn(&Peer) -> bool) -> Arc<Peer> {
+/// The least busy usable peer not in `tried`; when every usable peer is in it, `tried` is
+/// cleared and they are asked again after a pause (also the wait while none is connected).
+async fn next_peer(
+    inner: &Inner,
+    tried: &mut HashSet<NodeId>,
+    usable: impl Fn(&Peer) -> bool,
+) -> Arc<Peer> {
     for round in 1u64.. {
-        if let Some(peer) = inner.peers.pick(&usable) {
+        if let Some(peer) = inner.peers.pick(|p| usable(p) && !tried.contains(&p.id)) {
             return peer;
         }
+        tried.clear();
         // Every 30 s.
         if round.is_multiple_of(120) {
-            tracing::info!(peers = inner.peers.len(), "sync waiting for a peer");
+            tracing::info!(peers = inner.peers.len(), "sync waiting for a peer that can serve");
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -481,13 +489,14 @@ async fn request_failed(inner: &Inner, peer: &Peer, error: RequestError) {
 /// one), from some peer; `None` when a few asks found no peer that has `from`.
 async fn fetch_headers_back(inner: &Inner, from: B256) -> Option<Vec<Header>> {
     let mut empty_answers = 0u32;
+    let mut tried = HashSet::new();
     while empty_answers < 8 {
-        let peer = wait_for_peer(inner, |_| true).await;
+        let peer = next_peer(inner, &mut tried, |_| true).await;
         match peer.headers(HashOrNumber::Hash(from), HEADERS_PER_REQUEST, 0, true).await {
             Ok(headers) if headers.is_empty() => {
-                // This peer does not have it (yet); ask again, maybe another peer.
+                // This peer does not have it (yet): ask the others first.
                 empty_answers += 1;
-                tokio::time::sleep(Duration::from_millis(250)).await;
+                tried.insert(peer.id);
             }
             Ok(headers) => {
                 let mut expected = from;
@@ -525,11 +534,21 @@ async fn fetch_chunk(
     let n = chunk.len();
     let mut bodies: Vec<Option<BlockBody>> = vec![None; n];
     let mut next = 0;
+    let mut tried = HashSet::new();
+    // Prefer peers whose announced head covers the chunk.
+    let last = chunk.last().map(|(_, h)| h.number).unwrap_or_default();
     while next < n {
-        let peer = wait_for_peer(&inner, |_| true).await;
+        let covering = inner.peers.pick(|p| p.range().latest >= last && !tried.contains(&p.id));
+        let peer = match covering {
+            Some(peer) => peer,
+            None => next_peer(&inner, &mut tried, |_| true).await,
+        };
         let hashes: Vec<B256> = chunk[next..].iter().map(|(h, _)| *h).collect();
         match peer.bodies(hashes).await {
-            Ok(got) if got.is_empty() => tokio::time::sleep(Duration::from_millis(250)).await,
+            // It does not have them (yet): ask the others first.
+            Ok(got) if got.is_empty() => {
+                tried.insert(peer.id);
+            }
             Ok(got) if got.len() > n - next => drop_peer(&inner, &peer, Offence::Mismatch).await,
             Ok(got) => {
                 let answered = got.len();
@@ -567,8 +586,10 @@ async fn fetch_chunk(
 }
 
 /// Fills `bals` for the chunk's Amsterdam blocks from eth/71 peers. A BAL that does not
-/// hash to its header's `block_access_list_hash` gets its peer dropped; a BAL no peer has
-/// stays `None` (its block is imported without one).
+/// hash to its header's `block_access_list_hash` gets its peer dropped. A peer that does
+/// not have a BAL (`0x80`) is not asked for it again; another peer is; a BAL no eth/71
+/// peer has stays `None` (its block is imported without one). A truncated answer is used
+/// as far as it goes, and the same peer is asked for the rest.
 async fn fetch_bals_into(
     inner: &Inner,
     chunk: &[(B256, Header)],
@@ -576,43 +597,51 @@ async fn fetch_bals_into(
 ) {
     let mut wanted: Vec<usize> =
         (0..chunk.len()).filter(|&i| chunk[i].1.block_access_list_hash.is_some()).collect();
-    let mut attempts = 0;
-    while !wanted.is_empty() && attempts < 4 {
-        attempts += 1;
-        let Some(peer) = inner.peers.pick(|p| p.serves_bals()) else { return };
-        let hashes: Vec<B256> = wanted.iter().map(|&i| chunk[i].0).collect();
+    // Peers with nothing more to give for this chunk, and (block, peer) pairs declined.
+    let mut done_with: HashSet<NodeId> = HashSet::new();
+    let mut declined: HashSet<(usize, NodeId)> = HashSet::new();
+    while !wanted.is_empty() {
+        let Some(peer) = inner.peers.pick(|p| p.serves_bals() && !done_with.contains(&p.id)) else {
+            return;
+        };
+        let ask: Vec<usize> =
+            wanted.iter().copied().filter(|&i| !declined.contains(&(i, peer.id))).collect();
+        if ask.is_empty() {
+            done_with.insert(peer.id);
+            continue;
+        }
+        let hashes: Vec<B256> = ask.iter().map(|&i| chunk[i].0).collect();
         let answer = match peer.bals(hashes).await {
             Ok(answer) => answer,
             Err(e) => {
+                done_with.insert(peer.id);
                 request_failed(inner, &peer, e).await;
                 continue;
             }
         };
-        if answer.len() > wanted.len() {
+        if answer.len() > ask.len() {
+            done_with.insert(peer.id);
             drop_peer(inner, &peer, Offence::Mismatch).await;
             continue;
         }
-        let mut answered = 0;
-        let mut lied = false;
+        let mut gave = false;
         for (k, entry) in answer.into_iter().enumerate() {
-            let index = wanted[k];
-            answered = k + 1;
-            let Some(bal) = entry else { continue };
+            let index = ask[k];
+            let Some(bal) = entry else {
+                declined.insert((index, peer.id));
+                continue;
+            };
             if Some(compute_block_access_list_hash(&bal)) != chunk[index].1.block_access_list_hash {
-                lied = true;
-                answered = k;
+                done_with.insert(peer.id);
+                drop_peer(inner, &peer, Offence::LyingBal).await;
                 break;
             }
             bals[index] = Some(bal);
+            gave = true;
         }
-        if lied {
-            drop_peer(inner, &peer, Offence::LyingBal).await;
+        if !gave {
+            done_with.insert(peer.id);
         }
-        // Entries answered (with a BAL or "unavailable") are settled; the rest are asked
-        // again.
-        wanted.drain(..answered);
-        if answered > 0 {
-            attempts = 0;
-        }
+        wanted.retain(|&i| bals[i].is_none());
     }
 }

@@ -121,14 +121,19 @@ impl PeerSet {
         drop
     }
 
-    /// The least busy peer for which `usable` holds.
+    /// The least busy peer for which `usable` holds (a random one among equals, so that
+    /// requests spread over the peers).
     pub fn pick(&self, usable: impl Fn(&Peer) -> bool) -> Option<Arc<Peer>> {
-        self.peers
-            .lock()
+        use rand::seq::IndexedRandom;
+        let peers = self.peers.lock();
+        let candidates: Vec<&Arc<Peer>> = peers
             .values()
             .filter(|p| usable(p) && p.inflight() < super::MAX_INFLIGHT_PER_PEER)
-            .min_by_key(|p| p.inflight())
-            .cloned()
+            .collect();
+        let least = candidates.iter().map(|p| p.inflight()).min()?;
+        let idlest: Vec<&Arc<Peer>> =
+            candidates.into_iter().filter(|p| p.inflight() == least).collect();
+        idlest.choose(&mut rand::rng()).map(|p| Arc::clone(p))
     }
 
     pub(crate) fn handshakes(&self) -> usize {
