@@ -119,9 +119,12 @@ impl Syncer {
         }
     }
 
+    /// Sets the target. The same target again is a new request only once the sync is
+    /// idle (a consensus client repeats its head while the sync runs).
     pub(crate) fn set_target(&self, hash: B256) {
+        let finished = self.done.borrow().0;
         self.target.send_modify(|(generation, target)| {
-            if *target != Some(hash) {
+            if *target != Some(hash) || finished >= *generation {
                 *generation += 1;
                 *target = Some(hash);
             }
@@ -468,7 +471,7 @@ async fn next_peer(
 
 /// Drops and bans `peer` for `offence`.
 async fn drop_peer(inner: &Inner, peer: &Peer, offence: Offence) {
-    if inner.peers.punish(peer, offence) {
+    if inner.peers.punish(peer.id, offence) {
         let reason = match offence {
             Offence::Stall => DisconnectReason::PingTimeout,
             _ => DisconnectReason::BreachOfProtocol,

@@ -619,9 +619,6 @@ async fn a_stalling_peer_is_dropped_after_max_stalls_and_the_sync_finishes_from_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "bug: the sync asks the same peer again and again while it answers empty: \
-            PeerSet::pick takes the first least-busy peer in HashMap order, so a peer that \
-            lacks the target (a node behind us) starves the sync; see the report"]
 async fn peers_that_lack_the_target_do_not_keep_the_sync_from_an_honest_one() {
     guarded(Duration::from_secs(30), async {
         let a_chain = full_chain();

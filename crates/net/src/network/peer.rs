@@ -76,6 +76,8 @@ pub struct Peer {
     pending: Mutex<HashMap<u64, oneshot::Sender<EthMessage>>>,
     next_id: AtomicU64,
     inflight: AtomicUsize,
+    /// Cancelled when we drop the peer: its read task ends at once.
+    closed: tokio_util::sync::CancellationToken,
 }
 
 impl std::fmt::Debug for Peer {
@@ -171,8 +173,11 @@ impl Peer {
         }
     }
 
-    /// Disconnects with `reason` (best effort).
+    /// Disconnects with `reason` (best effort) and ends the peer: its read task stops and
+    /// requests waiting on it fail at once.
     pub async fn disconnect(&self, reason: DisconnectReason) {
+        self.closed.cancel();
+        self.pending.lock().clear();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.writer.disconnect(reason)).await;
     }
 
@@ -227,7 +232,12 @@ pub(crate) async fn establish(
             let _ = writer.disconnect(DisconnectReason::PingTimeout).await;
             return Err("no Status in time".into());
         }
-        Ok(Err(e)) => return Err(format!("before Status: {e}")),
+        Ok(Err(e)) => {
+            if matches!(e, RlpxError::BadMac | RlpxError::FrameTooLarge(_) | RlpxError::Snappy(_)) {
+                inner.peers.punish(id, Offence::Malformed);
+            }
+            return Err(format!("before Status: {e}"));
+        }
         Ok(Ok((code, payload))) => match EthMessage::decode(version, code, &payload) {
             Ok(EthMessage::Status(status)) => status,
             Ok(other) => {
@@ -260,6 +270,7 @@ pub(crate) async fn establish(
         pending: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(1),
         inflight: AtomicUsize::new(0),
+        closed: tokio_util::sync::CancellationToken::new(),
     });
     if !inner.peers.insert(peer.clone(), inner.config.max_peers) {
         peer.disconnect(DisconnectReason::TooManyPeers).await;
@@ -289,6 +300,7 @@ async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionRea
     loop {
         // `recv` is cancel-safe (a message is never lost when the tick wins).
         let received = tokio::select! {
+            _ = peer.closed.cancelled() => return "dropped by us".into(),
             received = reader.recv() => received,
             _ = keepalive.tick() => {
                 let heard = reader.last_pong().unwrap_or(peer.since);
@@ -304,7 +316,7 @@ async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionRea
             Ok(m) => m,
             Err(RlpxError::Disconnected(reason)) => return format!("it disconnected: {reason:?}"),
             Err(e @ (RlpxError::BadMac | RlpxError::FrameTooLarge(_) | RlpxError::Snappy(_))) => {
-                inner.peers.punish(peer, Offence::Malformed);
+                inner.peers.punish(peer.id, Offence::Malformed);
                 peer.disconnect(DisconnectReason::BreachOfProtocol).await;
                 return format!("dropped: {e}");
             }
@@ -313,7 +325,7 @@ async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionRea
         let message = match EthMessage::decode(peer.version, code, &payload) {
             Ok(m) => m,
             Err(e) => {
-                inner.peers.punish(peer, Offence::Malformed);
+                inner.peers.punish(peer.id, Offence::Malformed);
                 peer.disconnect(DisconnectReason::BreachOfProtocol).await;
                 return format!("dropped: undecodable message {code:#x}: {e}");
             }
@@ -362,7 +374,7 @@ async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Re
                     Ok(())
                 }
                 None => {
-                    inner.peers.punish(peer, Offence::Unsolicited);
+                    inner.peers.punish(peer.id, Offence::Unsolicited);
                     peer.disconnect(DisconnectReason::BreachOfProtocol).await;
                     Err(format!("dropped: unsolicited response (request id {id})"))
                 }
@@ -370,7 +382,7 @@ async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Re
         }
         EthMessage::BlockRangeUpdate(update) => {
             if let Err(e) = validate_block_range(&update) {
-                inner.peers.punish(peer, Offence::Malformed);
+                inner.peers.punish(peer.id, Offence::Malformed);
                 peer.disconnect(DisconnectReason::SubprotocolError).await;
                 return Err(format!("dropped: invalid BlockRangeUpdate: {e}"));
             }
@@ -384,7 +396,7 @@ async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Re
         // No transaction pool: announcements and transactions are accepted and dropped.
         EthMessage::Transactions(_) | EthMessage::NewPooledTransactionHashes(_) => Ok(()),
         EthMessage::Status(_) => {
-            inner.peers.punish(peer, Offence::Malformed);
+            inner.peers.punish(peer.id, Offence::Malformed);
             peer.disconnect(DisconnectReason::BreachOfProtocol).await;
             Err("dropped: a second Status".into())
         }

@@ -106,17 +106,17 @@ impl PeerSet {
 
     /// Records `offence`; a fatal one (or too many stalls) bans the peer and removes it
     /// from the set (the caller disconnects it). Returns whether the peer is now banned.
-    pub fn punish(&self, peer: &Peer, offence: Offence) -> bool {
+    pub fn punish(&self, id: NodeId, offence: Offence) -> bool {
         let drop = offence.is_fatal() || {
             let mut stalls = self.stalls.lock();
-            let count = stalls.entry(peer.id).or_default();
+            let count = stalls.entry(id).or_default();
             *count += 1;
             *count >= MAX_STALLS
         };
-        tracing::warn!(peer = %peer.id, ?offence, dropped = drop, "peer misbehaved");
+        tracing::warn!(peer = %id, ?offence, dropped = drop, "peer misbehaved");
         if drop {
-            self.banned.lock().insert(peer.id, Instant::now() + BAN_DURATION);
-            self.remove(&peer.id);
+            self.banned.lock().insert(id, Instant::now() + BAN_DURATION);
+            self.remove(&id);
         }
         drop
     }
