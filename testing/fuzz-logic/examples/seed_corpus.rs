@@ -18,9 +18,9 @@ use alloy_primitives::{Bytes, B256};
 use alloy_rlp::Decodable;
 use ethrex_common::{Block, BlockAccessList};
 use ethrex_net::eth::{
-    BlockAccessLists, BlockBodies, BlockHeaders, BlockRangeUpdate, EthMessage,
-    GetBlockAccessLists, GetBlockBodies, GetBlockHeaders, GetPooledTransactions, GetReceipts,
-    HashOrNumber, NewPooledTransactionHashes, PooledTransactions, Transactions,
+    BlockAccessLists, BlockBodies, BlockHeaders, BlockRangeUpdate, EthMessage, GetBlockAccessLists,
+    GetBlockBodies, GetBlockHeaders, GetPooledTransactions, GetReceipts, HashOrNumber,
+    NewPooledTransactionHashes, PooledTransactions, Transactions,
 };
 use ethrex_trie::{NodeReader, NodeRlp, Trie, TrieError};
 use std::path::{Path, PathBuf};
@@ -260,9 +260,8 @@ fn main() {
 
     // Trie nodes: every node of a few small tries (leaves, extensions, branches, inline
     // children).
-    for (trie_index, (count, value_len)) in [(1usize, 4usize), (3, 2), (17, 40), (40, 1)]
-        .into_iter()
-        .enumerate()
+    for (trie_index, (count, value_len)) in
+        [(1usize, 4usize), (3, 2), (17, 40), (40, 1)].into_iter().enumerate()
     {
         let mut trie = Trie::new(&NoNodes, ethrex_trie::EMPTY_ROOT_HASH);
         for i in 0..count {
@@ -302,7 +301,8 @@ fn main() {
         let block = &generated.blocks[0];
         let rlp = alloy_rlp::encode(&block.block);
         let bal = block.bal.as_ref().map(alloy_rlp::encode).unwrap_or_default();
-        for (name, selector, with_bal) in [("seq", 0u8, true), ("par", 2, true), ("nobal", 0, false)]
+        for (name, selector, with_bal) in
+            [("seq", 0u8, true), ("par", 2, true), ("nobal", 0, false)]
         {
             let mut data = vec![selector];
             data.extend_from_slice(&rlp);

@@ -16,8 +16,7 @@ use ethrex_blockchain::validation::{
 };
 use ethrex_chaingen::adversarial::{parallel_options, sequential_options, snapshot, Scenario};
 use ethrex_common::{
-    compute_block_access_list_hash, Block, BlockAccessList, BlockWithBal, ChainConfig, Fork,
-    Header,
+    compute_block_access_list_hash, Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header,
 };
 use ethrex_net::discv4::enr::{Enr, MAX_ENR_SIZE};
 use ethrex_net::discv4::packet::{self, HEADER_SIZE, MAX_PACKET_SIZE};
@@ -27,9 +26,12 @@ use ethrex_trie::{NodeReader, NodeRlp, Trie, TrieError};
 use secp256k1::SecretKey;
 use std::sync::OnceLock;
 
+/// A target's logic: called with one input, panics on a broken invariant.
+pub type Target = fn(&[u8]);
+
 /// The targets, by name: what `fuzz/fuzz_targets/<name>.rs` runs and the corpus test
 /// replays from `fuzz/corpus/<name>/` and `fuzz/regressions/<name>/`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("eth_message", eth_message),
     ("rlpx_p2p", rlpx_p2p),
     ("discv4_packet", discv4_packet),
