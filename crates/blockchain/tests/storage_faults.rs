@@ -307,8 +307,20 @@ fn run(kind: DbKind, plan: Fault, wait: Wait) -> Outcome {
         }
         Fault::FailSync(_) => {
             let error = error.as_deref().expect("the failed sync surfaced as an error");
-            assert!(error.contains("injected sync failure"), "{kind:?} {plan:?}: {error}");
-            chain.store.flush().expect("a failed sync loses no write");
+            let want = "injected sync failure";
+            assert!(error.contains(want), "{kind:?} {plan:?}: {error}");
+            // Sticky, like a failed write: what the failed sync covered is not known to be
+            // on disk, so nothing may be reported durable or written after it.
+            let flushed = chain.store.flush().expect_err("flush after a failed sync");
+            assert!(flushed.to_string().contains(want), "{flushed}");
+            assert!(chain.store.persist(0).is_err(), "a retried sync after a failed one");
+            let reason = watch.failed().expect("the failure watch saw the failed sync");
+            assert!(reason.contains(want), "{kind:?} {plan:?}: {reason}");
+            if let Some(next) = reference.chain.blocks.get(accepted) {
+                let again = chain.import_block(next.clone()).expect_err("a store that failed");
+                assert!(again.to_string().contains(want), "{again}");
+                assert!(!again.is_invalid_block(), "{again}");
+            }
         }
         Fault::Corrupt(..) => {
             assert!(backend.corrupted.load(Ordering::SeqCst) > 0, "{plan:?}: no read corrupted");
@@ -391,7 +403,7 @@ fn a_full_disk_is_reported_as_such_and_the_database_reopens_at_a_prefix() {
 }
 
 #[test]
-fn a_failed_sync_is_reported_by_persist_and_loses_no_written_block() {
+fn a_failed_sync_is_sticky_and_the_database_reopens_with_every_written_block() {
     for kind in KINDS {
         for n in [1, 4] {
             let outcome = run(kind, Fault::FailSync(n), Wait::Persist);

@@ -16,7 +16,10 @@
 //!   off the disk, and every later commit and `flush` report the error; a `FailureWatch`
 //!   learns of it at once.
 //! - Written is not yet synced: `Store::persist` waits for the queue and then syncs the
-//!   backend, for callers that promise durability (the node, before a head is VALID).
+//!   backend, for callers that promise durability (the node, before a head is VALID). A
+//!   failed sync is sticky like a failed write: after it, what the writes before it made
+//!   durable is unknown (the kernel may have dropped the dirty pages), so a retry that
+//!   succeeds would promise too much.
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::StoreError;
@@ -198,6 +201,19 @@ impl Persister {
             })
             .expect("spawning the persister thread");
         Self { sender: Mutex::new(Some(sender)), thread: Mutex::new(Some(thread)), shared }
+    }
+
+    /// Records a failure outside the persister thread (a failed sync) as the sticky one:
+    /// later writes stay off the disk, and every later commit, `flush` and the failure
+    /// watch report it, as for a failed write.
+    pub(crate) fn fail(&self, reason: String) {
+        let mut progress = self.shared.progress.lock();
+        if progress.failure.is_none() {
+            tracing::error!(%reason, "the database failed; later blocks stay in memory only");
+            progress.failure = Some(reason);
+        }
+        drop(progress);
+        self.shared.changed.notify_all();
     }
 
     /// The sticky failure, if a write failed.

@@ -194,10 +194,15 @@ impl Store {
     /// Makes the committed blocks durable up to a bound: waits until at most `lag`
     /// accepted batches are still waiting for the backend, then syncs the backend, so
     /// every batch up to that point survives an OS crash or power loss. `lag` 0 makes
-    /// everything committed so far durable. Reports a failed write.
+    /// everything committed so far durable. Reports a failed write; a failed sync is
+    /// reported and then sticky, like a failed write.
     pub fn persist(&self, lag: u64) -> Result<(), StoreError> {
         self.persister.wait_until_behind(lag)?;
-        self.backend.sync()?;
+        if let Err(e) = self.backend.sync() {
+            let reason = format!("syncing the database failed: {e}");
+            self.persister.fail(reason.clone());
+            return Err(StoreError::Persistence(reason));
+        }
         // A write can fail while we synced; the caller must not report durability then.
         self.persister.check()
     }
