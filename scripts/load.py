@@ -1371,7 +1371,9 @@ class Load:
         print("slow clients: " + ", ".join(f"{k} {v}" for k, v in sorted(self.slow_stats.items())))
         print("garbage peers: " + ", ".join(f"{k} {v}" for k, v in sorted(self.peer_stats.items())))
         if st.notes:
-            print("notes: " + ", ".join(f"{k} {v}" for k, v in sorted(st.notes.items())))
+            print("how the node refused / answered:")
+            for k, v in sorted(st.notes.items()):
+                print(f"  {k}: {v}")
 
 
 # --------------------------------------------------------------------------- main
@@ -1402,7 +1404,7 @@ def main() -> int:
                     help="a garbage peer the node still keeps after this many s fails the run (its handshake timeout is 10 s)")
     ap.add_argument("--huge", type=int, default=3, help="130 MB bodies to the Engine API port in the run")
     ap.add_argument("--oversize-interval", type=float, default=5.0)
-    ap.add_argument("--rss-limit", type=float, default=4096, help="MB")
+    ap.add_argument("--rss-limit", type=float, default=3072, help="MB, the most RSS allowed at any sample")
     ap.add_argument("--rss-growth", type=float, default=256, help="MB, steady-state growth limit")
     ap.add_argument("--fd-slack", type=int, default=16, help="sockets over the baseline allowed at the end")
     ap.add_argument("--file-slack", type=int, default=1024, help="non-socket fds (database files) over the baseline")
