@@ -54,9 +54,21 @@ impl EthRpc {
     }
 
     /// State reads are served for the head only; older blocks' state is not kept flat.
+    /// A tag naming the head is served as is: resolving it to a number and comparing that
+    /// with a second read of the head would race with an import between the two reads.
     fn require_head_state(&self, tag: Option<BlockNumberOrTag>) -> RpcResult<()> {
-        let Some(tag) = tag else { return Ok(()) };
-        if self.resolve_number(tag)? == self.head_number()? {
+        let number = match tag {
+            None
+            | Some(
+                BlockNumberOrTag::Latest
+                | BlockNumberOrTag::Safe
+                | BlockNumberOrTag::Finalized
+                | BlockNumberOrTag::Pending,
+            ) => return Ok(()),
+            Some(BlockNumberOrTag::Earliest) => 0,
+            Some(BlockNumberOrTag::Number(n)) => n,
+        };
+        if number == self.head_number()? {
             Ok(())
         } else {
             Err(err(
