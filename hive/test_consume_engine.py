@@ -481,6 +481,15 @@ class RequestsTest(unittest.TestCase):
         with self.assertRaises(requests.RequestsError):
             tracker.requests_for({"transactions": [{}]}, commit=True)  # no receipts
 
+    def test_withdrawal_request_amount_turns_little_endian(self):
+        # The log carries the amount as the caller sent it (big-endian); the dequeued
+        # request, which the header's requestsHash commits to, carries it little-endian.
+        source, pubkey = b"\xaa" * 20, b"\xbb" * 48
+        log = {"address": requests.WITHDRAWAL_REQUEST_PREDEPLOY, "topics": [],
+               "data": "0x" + (source + pubkey + bytes(range(1, 9))).hex()}
+        got = requests.RequestTracker().requests_for({"receipts": [{"logs": [log]}]}, commit=True)
+        self.assertEqual(got, [b"\x01" + source + pubkey + bytes(range(8, 0, -1))])
+
     def test_fixture_block_with_requests_is_sent_with_them(self):
         path = os.path.join(GLAMSTERDAM, "block_access_lists_eip7002", "bal_7002_request_from_contract.json")
         if not os.path.exists(path):

@@ -167,9 +167,9 @@ def with_request_logs(block: dict) -> None:
     calls to the predeploys, so the log each one emitted is rebuilt from the transaction:
     its sender (the fixture's `sender`) followed by its calldata, for every such call that
     changed the predeploy's storage in the block access list (a reverted call leaves no
-    request). A withdrawal request's amount is little-endian in the request (as the
-    predeploy's dequeue returns it) and big-endian in the calldata. build_call checks the
-    result against the header's requestsHash, so a wrong rebuild cannot go unnoticed.
+    request), exactly as the predeploy logs it (the tracker turns a withdrawal request's
+    big-endian amount little-endian). build_call checks the result against the header's
+    requestsHash, so a wrong rebuild cannot go unnoticed.
     """
     predeploys = {reqs.WITHDRAWAL_REQUEST_PREDEPLOY, reqs.CONSOLIDATION_REQUEST_PREDEPLOY}
     changed: Dict[str, set] = {}
@@ -184,8 +184,6 @@ def with_request_logs(block: dict) -> None:
         to = (tx.get("to") or "").lower()
         if to in predeploys and index + 1 in changed.get(to, ()):
             data = bytes.fromhex(tx["data"][2:])
-            if to == reqs.WITHDRAWAL_REQUEST_PREDEPLOY:
-                data = data[:48] + data[48:][::-1]
             logs.append({"address": to, "topics": [], "data": "0x" + tx["sender"][2:] + data.hex()})
     block["receipts"] = [{"logs": logs}]
 

@@ -78,9 +78,9 @@ def with_request_receipts(block: dict) -> dict:
 
     The stress fixture has no receipts, and payload.build_call needs the block's execution
     requests. Its request transactions always succeed (the generator pays 1000 wei, over
-    the fee), so each one queues sender || calldata; the withdrawal predeploy hands its
-    8-byte amount out little-endian (the calldata has it big-endian). build_call checks the
-    result against the header's requestsHash, so a wrong guess cannot go unnoticed.
+    the fee), so each one logs sender || calldata, as the predeploy does (the tracker turns
+    a withdrawal request's big-endian amount little-endian). build_call checks the result
+    against the header's requestsHash, so a wrong guess cannot go unnoticed.
     """
     if "receipts" in block:
         return block
@@ -90,8 +90,6 @@ def with_request_receipts(block: dict) -> dict:
         if to not in (WITHDRAWAL_PREDEPLOY, CONSOLIDATION_PREDEPLOY):
             continue
         data = bytes.fromhex(tx["data"][2:])
-        if to == WITHDRAWAL_PREDEPLOY and len(data) == 56:
-            data = data[:48] + data[48:][::-1]
         logs.append({"address": to, "data": "0x" + tx["sender"][2:] + data.hex(), "topics": []})
     return dict(block, receipts=[{"logs": logs}])
 

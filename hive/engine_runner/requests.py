@@ -10,8 +10,11 @@ blocks carry their receipts, and every request starts as a log:
   in log order; the request is pubkey || withdrawal_credentials || amount ||
   signature || index (the five ABI `bytes` fields, concatenated);
 - type 0x01, withdrawal requests (EIP-7002): every log of the predeploy at
-  0x00000961Ef480Eb55e80D19ad83579A64c007002 is one queued request (its data
-  is the request); the end-of-block system call dequeues at most 16;
+  0x00000961Ef480Eb55e80D19ad83579A64c007002 is one queued request: its data
+  is source address || validator pubkey || amount with the amount big-endian
+  (as the caller sent it), while the dequeued request carries the amount
+  little-endian (the queue stores it so); the end-of-block system call
+  dequeues at most 16;
 - type 0x02, consolidation requests (EIP-7251): likewise for the predeploy at
   0x0000BBdDc7CE488642fb579F8B00f3a590007251, at most 2 per block.
 
@@ -121,7 +124,7 @@ class RequestTracker:
             elif address == WITHDRAWAL_REQUEST_PREDEPLOY:
                 if len(data) != WITHDRAWAL_REQUEST_SIZE:
                     raise RequestsError(f"withdrawal request log of {len(data)} bytes")
-                withdrawals.append(data)
+                withdrawals.append(data[:-8] + data[-8:][::-1])
             elif address == CONSOLIDATION_REQUEST_PREDEPLOY:
                 if len(data) != CONSOLIDATION_REQUEST_SIZE:
                     raise RequestsError(f"consolidation request log of {len(data)} bytes")
