@@ -4,13 +4,20 @@
 use crate::jwt::JwtSecret;
 use crate::node::Node;
 use jsonrpsee::server::{Server, ServerConfig, ServerHandle};
+use jsonrpsee::RpcModule;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::validate_request::ValidateRequestHeaderLayer;
 
 /// Engine payloads can carry large blocks; the public API gets the library's default.
 const ENGINE_MAX_BODY: u32 = 128 * 1024 * 1024;
 const HTTP_MAX_BODY: u32 = 10 * 1024 * 1024;
+/// How long a request's body may take to arrive once its headers have: a client that
+/// sends headers and then stalls would otherwise hold one of the server's request slots
+/// (100 at most) for as long as it likes. Real payloads (a few MiB) arrive far sooner.
+const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The servers [`start`] launched; [`serve`] runs them until shutdown.
 pub struct RunningServers {
@@ -56,18 +63,18 @@ pub async fn start(
             }
         },
     );
-    let mut engine = crate::engine::module(node.clone());
-    // Consensus clients also read chain data over the auth port.
-    engine
-        .merge(crate::eth::module(node.clone()))
-        .map_err(|e| ServerError::Setup(e.to_string()))?;
+    let engine = auth_methods(node.clone())?;
     let auth_config = ServerConfig::builder()
         .max_request_body_size(ENGINE_MAX_BODY)
         .max_response_body_size(ENGINE_MAX_BODY)
         .build();
     let auth_server = Server::builder()
         .set_config(auth_config)
-        .set_http_middleware(tower::ServiceBuilder::new().layer(auth_layer))
+        .set_http_middleware(
+            tower::ServiceBuilder::new()
+                .layer(auth_layer)
+                .layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT)),
+        )
         .build(auth_addr)
         .await
         .map_err(|e| ServerError::Bind {
@@ -83,6 +90,9 @@ pub async fn start(
         Some(addr) => {
             let server = Server::builder()
                 .set_config(ServerConfig::builder().max_request_body_size(HTTP_MAX_BODY).build())
+                .set_http_middleware(
+                    tower::ServiceBuilder::new().layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT)),
+                )
                 .build(addr)
                 .await
                 .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
@@ -95,6 +105,21 @@ pub async fn start(
         }
     };
     Ok(RunningServers { auth, auth_addr, http })
+}
+
+/// The methods the Engine API port serves (behind its JWT check): `engine_*` and, as
+/// consensus clients also read chain data there, `eth_*` / `net_*` / `web3_*`. Public so
+/// they can be driven without HTTP (the fuzz target of the handlers does).
+///
+/// # Errors
+/// [`ServerError::Setup`] when two modules define the same method.
+pub fn auth_methods(node: Arc<Node>) -> Result<RpcModule<()>, ServerError> {
+    let mut methods = RpcModule::new(());
+    methods
+        .merge(crate::engine::module(node.clone()))
+        .map_err(|e| ServerError::Setup(e.to_string()))?;
+    methods.merge(crate::eth::module(node)).map_err(|e| ServerError::Setup(e.to_string()))?;
+    Ok(methods)
 }
 
 /// Serves until `shutdown` resolves (a clean stop: everything committed is written to

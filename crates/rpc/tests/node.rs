@@ -523,6 +523,48 @@ fn bad_requests_get_errors_and_the_node_keeps_serving() {
     );
 }
 
+/// Clients that send a request's headers and then stall in its body: the server times
+/// the body out and frees their request slots, so honest requests get through again even
+/// when the stalled requests once filled every slot.
+#[test]
+fn stalled_request_bodies_do_not_lock_the_server_out() {
+    let node = start_node();
+    let stall = |addr: SocketAddr| {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let head = "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":";
+        s.write_all(head.as_bytes()).unwrap();
+        s
+    };
+    // More stalled requests than the server has slots (100), on the public port.
+    let stalled: Vec<TcpStream> = (0..120).map(|_| stall(node.http_addr)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let call =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}).to_string();
+    // Generous: the body timeout is 10 s; the bound only keeps a regression from hanging.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let answered = loop {
+        let (code, body) = post(node.http_addr, call.as_bytes(), None);
+        if code == 200 {
+            break body;
+        }
+        assert_eq!(code, 429, "{body}");
+        assert!(std::time::Instant::now() < deadline, "the stalled bodies still hold every slot");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(serde_json::from_str::<Value>(&answered).unwrap()["result"], "0x1");
+    // The stalled connections were answered or closed by the server, not left hanging.
+    for mut s in stalled {
+        s.set_read_timeout(Some(READ_TIMEOUT)).unwrap();
+        let mut out = Vec::new();
+        match s.read_to_end(&mut out) {
+            Ok(_) => {}
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "a stalled request: {e}")
+            }
+        }
+    }
+}
+
 /// A block that claims `parent` as its parent: `template`'s contents under a header that
 /// links to `parent` (its own hash is recomputed from that header).
 fn child_of(parent: &BlockWithBal, template: &BlockWithBal) -> BlockWithBal {

@@ -5,7 +5,12 @@
 //!   blocks and their BALs from EF blockchain fixtures;
 //! - `eth_message`: eth/69-71 messages built from those blocks and BALs;
 //! - `trie_node`: the nodes of small tries built with `ethrex_trie`;
-//! - `genesis_json`: the devp2p test chain's genesis and a minimal one.
+//! - `genesis_json`: the devp2p test chain's genesis and a minimal one;
+//! - `rlpx_handshake`: auth and ack bodies (EIP-8 and legacy) with real keys;
+//! - `rlpx_frame`: message sequences, and eth messages framed as the p2p layer sends them;
+//! - `engine_api`: Engine API and eth requests on generated blocks of the import scenario;
+//! - `chain_file`: devp2p test chain blocks, generated blocks with their BALs;
+//! - `bal_design`: every design of the BAL lab, derived from generated blocks.
 //!
 //! (The hex test vectors are extracted by `fuzz/seed/hex_vectors.py`.)
 //!
@@ -321,5 +326,216 @@ fn main() {
         "minimal-cancun",
         br#"{"config":{"chainId":1337,"homesteadBlock":0,"eip150Block":0,"eip155Block":0,"eip158Block":0,"byzantiumBlock":0,"constantinopleBlock":0,"petersburgBlock":0,"istanbulBlock":0,"berlinBlock":0,"londonBlock":0,"mergeNetsplitBlock":0,"terminalTotalDifficulty":0,"shanghaiTime":0,"cancunTime":0},"gasLimit":"0x1c9c380","difficulty":"0x0","baseFeePerGas":"0x7","alloc":{"0x0000000000000000000000000000000000000aaa":{"balance":"0x1","code":"0x6000","nonce":"0x1","storage":{"0x01":"0x02"}}}}"#,
     );
+    handshake_and_frame_seeds(&mut corpus);
+    engine_seeds(&mut corpus);
+    chain_file_seeds(&mut corpus, &blocks[1..4]);
+    bal_design_seeds(&mut corpus);
     println!("wrote {} seeds", corpus.written);
+}
+
+fn rlp_list(items: &[&dyn alloy_rlp::Encodable]) -> Vec<u8> {
+    let payload_length = items.iter().map(|i| i.length()).sum();
+    let mut out = Vec::new();
+    alloy_rlp::Header { list: true, payload_length }.encode(&mut out);
+    for item in items {
+        item.encode(&mut out);
+    }
+    out
+}
+
+fn handshake_and_frame_seeds(corpus: &mut Corpus) {
+    use secp256k1::{PublicKey, SecretKey, SECP256K1};
+    let key = SecretKey::from_byte_array([0x11; 32]).unwrap();
+    let public = PublicKey::from_secret_key(SECP256K1, &key).serialize_uncompressed();
+    let sig = Bytes::from(vec![0x33u8; 65]);
+    let pubk = Bytes::copy_from_slice(&public[1..]);
+    let nonce = B256::repeat_byte(0x44);
+    let auth = rlp_list(&[&sig, &pubk, &nonce, &4u64]);
+    let auth_extra = rlp_list(&[&sig, &pubk, &nonce, &5u64, &Bytes::from_static(b"extra")]);
+    let ack = rlp_list(&[&pubk, &nonce, &4u64]);
+    for (name, selector, body) in [
+        ("auth-eip8", 2u8, auth),
+        ("auth-eip8-extra", 2, auth_extra),
+        ("ack-eip8", 3, ack),
+        ("auth-raw", 0, vec![0x01, 0x90, 0x04]),
+        ("ack-raw", 1, vec![0x00, 0x80]),
+    ] {
+        let mut data = vec![selector];
+        data.extend_from_slice(&body);
+        corpus.write("rlpx_handshake", name, &data);
+    }
+    let mut legacy_auth = vec![4u8];
+    legacy_auth.extend_from_slice(&[0x33; 97]);
+    legacy_auth.extend_from_slice(&public[1..]);
+    legacy_auth.extend_from_slice(nonce.as_slice());
+    corpus.write("rlpx_handshake", "auth-legacy", &legacy_auth);
+    let mut legacy_ack = vec![5u8];
+    legacy_ack.extend_from_slice(&public[1..]);
+    legacy_ack.extend_from_slice(nonce.as_slice());
+    corpus.write("rlpx_handshake", "ack-legacy", &legacy_ack);
+
+    // Frames: message sequences (0xff separates messages), with and without a flipped
+    // byte or a lowered limit.
+    let messages = b"\x80\xff\x01\x02\x03\xffhello frames\xff".to_vec();
+    for (name, mode, position) in
+        [("plain", 0u8, 5u8), ("flip", 2, 17), ("limit", 4, 4), ("flip-limit", 6, 9)]
+    {
+        let mut data = vec![mode, position];
+        data.extend_from_slice(&messages);
+        corpus.write("rlpx_frame", &format!("sequence-{name}"), &data);
+    }
+    // eth messages as the p2p layer frames them (id + snappy payload), from the eth seeds.
+    let eth_dir = corpus.root.join("eth_message");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(&eth_dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for path in files.iter().take(12) {
+        let seed = std::fs::read(path).unwrap();
+        let [_, id, payload @ ..] = seed.as_slice() else { continue };
+        for snappy in [true, false] {
+            let frame =
+                ethrex_net::rlpx::fuzzing::encode_message(0x10 + u64::from(*id), payload, snappy);
+            let Ok(frame) = frame else { continue };
+            let mut data = vec![1u8, 0];
+            data.extend_from_slice(&frame);
+            let name = path.file_name().unwrap().to_string_lossy();
+            corpus.write(
+                "rlpx_frame",
+                &format!("message-{name}-snappy{}", u8::from(snappy)),
+                &data,
+            );
+        }
+    }
+}
+
+/// An `engine_api` input: the selector of `method`, then `params` as JSON text.
+fn engine_input(method: &str, params: &serde_json::Value) -> Vec<u8> {
+    let index = ethrex_fuzz_logic::engine_methods().iter().position(|m| m == method).unwrap();
+    let mut data = vec![index as u8];
+    data.extend_from_slice(params.to_string().as_bytes());
+    data
+}
+
+fn engine_seeds(corpus: &mut Corpus) {
+    use alloy_rpc_types_engine::{ExecutionPayloadV3, ExecutionPayloadV4};
+    use serde_json::json;
+    let scenario = ethrex_fuzz_logic::import_scenario();
+    let genesis = scenario.genesis.hash_slow();
+    for seed in 0..3u64 {
+        let generated = ethrex_chaingen::adversarial::generate_chain(seed, 1);
+        let b = &generated.blocks[0];
+        let hash = b.block.header.hash_slow();
+        let payload = ExecutionPayloadV4 {
+            payload_inner: ExecutionPayloadV3::from_block_unchecked(hash, &b.block),
+            block_access_list: alloy_rlp::encode(b.bal.as_ref().unwrap()).into(),
+            slot_number: b.block.header.slot_number.unwrap(),
+        };
+        let params = json!([
+            payload,
+            Vec::<B256>::new(),
+            b.block.header.parent_beacon_block_root.unwrap(),
+            Vec::<Bytes>::new()
+        ]);
+        corpus.write(
+            "engine_api",
+            &format!("newPayloadV5-{seed}"),
+            &engine_input("engine_newPayloadV5", &params),
+        );
+        let timestamp = b.block.header.timestamp;
+        let fcu = json!([
+            {"headBlockHash": genesis, "safeBlockHash": B256::ZERO, "finalizedBlockHash": B256::ZERO},
+            {
+                "timestamp": format!("{:#x}", timestamp),
+                "prevRandao": B256::repeat_byte(1),
+                "suggestedFeeRecipient": "0x00000000000000000000000000000000000000aa",
+                "withdrawals": [],
+                "parentBeaconBlockRoot": B256::with_last_byte(1),
+                "slotNumber": format!("{:#x}", timestamp)
+            }
+        ]);
+        corpus.write(
+            "engine_api",
+            &format!("forkchoiceUpdatedV4-build-{seed}"),
+            &engine_input("engine_forkchoiceUpdatedV4", &fcu),
+        );
+        let fcu_head = json!([{"headBlockHash": hash, "safeBlockHash": B256::ZERO, "finalizedBlockHash": B256::ZERO}, null]);
+        corpus.write(
+            "engine_api",
+            &format!("forkchoiceUpdatedV4-unknown-{seed}"),
+            &engine_input("engine_forkchoiceUpdatedV4", &fcu_head),
+        );
+    }
+    let zero = format!("{:#x}", 0);
+    let sender = scenario.senders[0].address();
+    for (name, method, params) in [
+        (
+            "genesis-head",
+            "engine_forkchoiceUpdatedV4",
+            json!([{"headBlockHash": genesis, "safeBlockHash": genesis, "finalizedBlockHash": genesis}, null]),
+        ),
+        ("get-payload", "engine_getPayloadV5", json!(["0x0000000000000001"])),
+        ("bodies-by-range", "engine_getPayloadBodiesByRangeV2", json!(["0x1", "0x2"])),
+        ("bodies-by-hash", "engine_getPayloadBodiesByHashV2", json!([[genesis]])),
+        (
+            "capabilities",
+            "engine_exchangeCapabilities",
+            json!([["engine_newPayloadV5", "engine_forkchoiceUpdatedV4"]]),
+        ),
+        ("blobs", "engine_getBlobsV1", json!([[B256::repeat_byte(1)]])),
+        ("block-by-number", "eth_getBlockByNumber", json!(["latest", true])),
+        ("block-by-hash", "eth_getBlockByHash", json!([genesis, false])),
+        ("balance", "eth_getBalance", json!([sender, "latest"])),
+        ("nonce", "eth_getTransactionCount", json!([sender, zero])),
+        ("storage", "eth_getStorageAt", json!([sender, "0x0", "latest"])),
+        ("code", "eth_getCode", json!([sender, "latest"])),
+        ("chain-id", "eth_chainId", json!([])),
+    ] {
+        corpus.write("engine_api", name, &engine_input(method, &params));
+    }
+    let mut raw = vec![0x80u8];
+    raw.extend_from_slice(br#"{"jsonrpc":"2.0","id":"x","method":"eth_syncing"}"#);
+    corpus.write("engine_api", "raw-request", &raw);
+}
+
+/// A `chain_file` input: the blocks file's length (2 bytes), the blocks file, the BAL file.
+fn chain_file_seeds(corpus: &mut Corpus, devp2p: &[Block]) {
+    let mut blocks = Vec::new();
+    for block in devp2p {
+        alloy_rlp::Encodable::encode(block, &mut blocks);
+    }
+    let mut data = (blocks.len() as u16).to_be_bytes().to_vec();
+    data.extend_from_slice(&blocks);
+    corpus.write("chain_file", "devp2p-blocks", &data);
+    let generated = ethrex_chaingen::adversarial::generate_chain(7, 2);
+    let (mut blocks, mut bals) = (Vec::new(), Vec::new());
+    for b in &generated.blocks {
+        alloy_rlp::Encodable::encode(&b.block, &mut blocks);
+        alloy_rlp::Encodable::encode(b.bal.as_ref().unwrap(), &mut bals);
+    }
+    if blocks.len() <= usize::from(u16::MAX) {
+        let mut data = (blocks.len() as u16).to_be_bytes().to_vec();
+        data.extend_from_slice(&blocks);
+        data.extend_from_slice(&bals);
+        corpus.write("chain_file", "generated-with-bals", &data);
+    }
+}
+
+/// Every design of the BAL lab, derived from generated blocks on the import scenario.
+fn bal_design_seeds(corpus: &mut Corpus) {
+    use ethrex_bal::BalDesign;
+    let scenario = ethrex_fuzz_logic::import_scenario();
+    for seed in 0..2u64 {
+        let generated = ethrex_chaingen::adversarial::generate_chain(seed, 1);
+        let block = &generated.blocks[0];
+        let chain = scenario
+            .chain(scenario.memory_store(), ethrex_chaingen::adversarial::sequential_options());
+        let designs = ethrex_bal::derive_designs(&chain, block, &BalDesign::ALL).unwrap();
+        let txs = block.block.body.transactions.len();
+        let Ok(txs) = u8::try_from(txs) else { continue };
+        for (index, design) in designs.iter().enumerate() {
+            let mut data = vec![index as u8, txs];
+            data.extend_from_slice(&design.encode());
+            corpus.write("bal_design", &format!("{}-{seed}", BalDesign::ALL[index].name()), &data);
+        }
+    }
 }

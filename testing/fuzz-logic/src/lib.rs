@@ -7,6 +7,7 @@
 //! `fuzz/regressions/<target>/` through the same functions on stable, so CI checks the
 //! corpus and every crash ever found.
 
+use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_primitives::{keccak256, B256};
 use alloy_rlp::{Decodable, Encodable};
 use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc};
@@ -14,7 +15,7 @@ use ethrex_blockchain::validation::{
     account_order_violation, validate_bal_form, validate_bal_hash, validate_body,
     validate_header_fields,
 };
-use ethrex_chaingen::adversarial::{parallel_options, sequential_options, snapshot, Scenario};
+use ethrex_chaingen::adversarial::{parallel_options, sequential_options, Scenario};
 use ethrex_common::{
     compute_block_access_list_hash, Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, Header,
 };
@@ -25,6 +26,16 @@ use ethrex_net::rlpx::{DisconnectReason, Hello};
 use ethrex_trie::{NodeReader, NodeRlp, Trie, TrieError};
 use secp256k1::SecretKey;
 use std::sync::OnceLock;
+
+mod designs;
+mod engine;
+mod files;
+mod rlpx;
+
+pub use designs::bal_design;
+pub use engine::{engine_api, engine_methods};
+pub use files::chain_file;
+pub use rlpx::{rlpx_frame, rlpx_handshake};
 
 /// A target's logic: called with one input, panics on a broken invariant.
 pub type Target = fn(&[u8]);
@@ -39,6 +50,11 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("block_import", block_import),
     ("trie_node", trie_node),
     ("genesis_json", genesis_json),
+    ("rlpx_handshake", rlpx_handshake),
+    ("rlpx_frame", rlpx_frame),
+    ("engine_api", engine_api),
+    ("chain_file", chain_file),
+    ("bal_design", bal_design),
 ];
 
 /// The eth protocol version an input's first byte selects (69, 70 or 71).
@@ -66,8 +82,7 @@ pub fn eth_message(data: &[u8]) {
 }
 
 /// The public RLPx `p2p` decoders: `Hello::decode` and `DisconnectReason::decode` over
-/// the whole input. (The ECIES auth/ack parsers and the frame codec are private to
-/// `ethrex_net::rlpx`, so they are not reached here.)
+/// the whole input. (The handshake and frame codecs: [`rlpx_handshake`], [`rlpx_frame`].)
 ///
 /// Asserts no panic, and that a decoded Hello or reason encodes and decodes back to the
 /// same value.
@@ -171,14 +186,19 @@ pub fn import_scenario() -> &'static Scenario {
 }
 
 /// Block import, structure-aware: byte 0 is a selector, then a block's RLP, then
-/// optionally its BAL's RLP. The block is imported with `Blockchain::import_block` on a
-/// fresh in-memory store holding [`import_scenario`]'s genesis. Selector bit 0 clear:
+/// optionally its BAL's RLP. The block is imported with `Blockchain::import_block` twice,
+/// each time on a fresh in-memory store holding [`import_scenario`]'s genesis: once with
+/// the sequential import options and once with the parallel ones. Selector bit 0 clear:
 /// the block's parent hash is replaced by the genesis hash (so mutated blocks reach
-/// execution instead of stopping at an unknown parent); bit 1 picks the parallel import
-/// options instead of the sequential ones.
+/// execution instead of stopping at an unknown parent). Bit 1 set: the block is re-sealed
+/// (its header's transactions and withdrawals roots recomputed from its body and, with a
+/// BAL, its `block_access_list_hash` from the BAL), so mutations of the body and the BAL
+/// get past the body checks to execution and the BAL checks.
 ///
-/// Asserts no panic; an imported block is reported under its hash; a rejected block
-/// leaves the head and every account of the state unchanged.
+/// Asserts no panic; an imported block is reported under its hash; both paths give the
+/// same verdict (imported, leaving byte-identical stores; or rejected as invalid; or a
+/// fault);
+/// a rejected block leaves the store's content (every table, every byte) unchanged.
 pub fn block_import(data: &[u8]) {
     let [selector, rest @ ..] = data else { return };
     let mut rest: &[u8] = rest;
@@ -195,18 +215,66 @@ pub fn block_import(data: &[u8]) {
     if selector & 1 == 0 {
         block.header.parent_hash = scenario.genesis.hash_slow();
     }
-    let options = if selector & 2 == 0 { sequential_options() } else { parallel_options() };
-    let store = scenario.memory_store();
-    let head = store.head().expect("the store reads its head");
-    let state = snapshot(&store);
-    let chain = scenario.chain(store, options);
+    if selector & 2 != 0 {
+        reseal(&mut block, bal.as_ref());
+    }
     let hash = block.header.hash_slow();
-    match chain.import_block(BlockWithBal { block, bal }) {
-        Ok(outcome) => assert_eq!(outcome.hash, hash, "imported under another hash"),
-        Err(_) => {
-            assert_eq!(chain.store.head().expect("head"), head, "a rejected block moved the head");
-            assert!(snapshot(&chain.store) == state, "a rejected block changed the state");
+    let verdicts = [sequential_options(), parallel_options()].map(|options| {
+        let store = scenario.memory_store();
+        let before = store.all_entries().expect("the store reads its entries");
+        let chain = scenario.chain(store, options);
+        match chain.import_block(BlockWithBal { block: block.clone(), bal: bal.clone() }) {
+            Ok(outcome) => {
+                assert_eq!(outcome.hash, hash, "imported under another hash");
+                chain.store.flush().expect("the in-memory store writes");
+                Verdict::Imported(chain.store.all_entries().expect("the store reads its entries"))
+            }
+            Err(e) => {
+                let after = chain.store.all_entries().expect("the store reads its entries");
+                assert!(after == before, "a rejected block changed the store: {e}");
+                if e.is_invalid_block() {
+                    Verdict::Invalid
+                } else {
+                    Verdict::Fault
+                }
+            }
         }
+    });
+    assert!(
+        verdicts[0] == verdicts[1],
+        "the sequential and parallel paths disagree: {} vs {}",
+        verdicts[0].name(),
+        verdicts[1].name()
+    );
+}
+
+/// What an import concluded, compared between the two paths.
+#[derive(PartialEq, Eq)]
+enum Verdict {
+    /// Imported: the store's whole content afterwards.
+    Imported(Vec<(ethrex_storage::Table, ethrex_storage::backend::Entries)>),
+    Invalid,
+    Fault,
+}
+
+impl Verdict {
+    fn name(&self) -> &'static str {
+        match self {
+            Verdict::Imported(_) => "imported",
+            Verdict::Invalid => "invalid",
+            Verdict::Fault => "fault",
+        }
+    }
+}
+
+/// Recomputes the header's body commitments (and the BAL hash, with a BAL) from the body.
+fn reseal(block: &mut Block, bal: Option<&BlockAccessList>) {
+    block.header.transactions_root = calculate_transaction_root(&block.body.transactions);
+    if let Some(withdrawals) = &block.body.withdrawals {
+        block.header.withdrawals_root = Some(calculate_withdrawals_root(withdrawals));
+    }
+    if let Some(bal) = bal {
+        block.header.block_access_list_hash = Some(compute_block_access_list_hash(bal));
     }
 }
 

@@ -23,7 +23,7 @@ type Aes128Ctr = ctr::Ctr128BE<aes::Aes128>;
 type HmacSha256 = Hmac<Sha256>;
 
 /// ECIES overhead: the 65-byte ephemeral public key, the 16-byte IV and the 32-byte tag.
-const ECIES_OVERHEAD: usize = 65 + 16 + 32;
+pub(crate) const ECIES_OVERHEAD: usize = 65 + 16 + 32;
 /// Size of a legacy (pre-EIP-8) auth packet: ECIES of sig || keccak(eph) || pubk || nonce || 0.
 pub(crate) const LEGACY_AUTH_SIZE: usize = 194 + ECIES_OVERHEAD;
 /// Size of a legacy (pre-EIP-8) ack packet: ECIES of eph-pubk || nonce || 0.
@@ -68,7 +68,7 @@ pub(crate) fn ecies_encrypt(remote: &PublicKey, msg: &[u8], auth_data: &[u8]) ->
     ecies_encrypt_with(remote, msg, auth_data, &ephemeral, iv)
 }
 
-fn ecies_encrypt_with(
+pub(crate) fn ecies_encrypt_with(
     remote: &PublicKey,
     msg: &[u8],
     auth_data: &[u8],

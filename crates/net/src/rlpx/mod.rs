@@ -36,6 +36,9 @@
 
 mod ecies;
 mod frame;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod p2p;
 mod session;
 

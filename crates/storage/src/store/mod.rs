@@ -186,6 +186,13 @@ impl Store {
         f()
     }
 
+    /// Every entry of every table, through the overlay of batches not yet on disk, in
+    /// table and key order: the store's whole content, for checks that an operation left
+    /// it byte for byte unchanged (a rejected block must).
+    pub fn all_entries(&self) -> Result<Vec<(Table, Entries)>, StoreError> {
+        Table::ALL.iter().map(|&table| Ok((table, self.scan_prefix(table, &[])?))).collect()
+    }
+
     /// Waits until every accepted batch is on disk; reports a failed write.
     pub fn flush(&self) -> Result<(), StoreError> {
         self.persister.flush()

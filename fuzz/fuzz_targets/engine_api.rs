@@ -1,0 +1,6 @@
+#![no_main]
+//! See `ethrex_fuzz_logic::engine_api` for what this target calls and asserts.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| ethrex_fuzz_logic::engine_api(data));
