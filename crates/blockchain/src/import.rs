@@ -5,6 +5,7 @@
 //! recovery, execution, results against header, state root; then one atomic commit.
 //! Nothing is written unless every check passed.
 
+use crate::crosscheck::check_reads_against_trie;
 use crate::error::{BalMismatch, BlockError, InvalidBlock, NodeFault, StorageFault};
 use crate::extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 use crate::metrics::{record_cache_stats, record_metrics};
@@ -438,11 +439,24 @@ impl Blockchain {
         // The parent's state as every stage of this block reads it.
         let cache =
             CachingDb::new(self.state_db(checked.block.header.parent_hash, checked.parent.number));
+        // The core's paths read the parent state only through `cache`; a strategy may
+        // seed it with values of its own, which it answers for.
+        let core_path = matches!(execution, Execution::Choose);
+        let parent_root = checked.parent.state_root;
         let (content, executed) =
             rayon::join(content_checks, || self.execute(&cache, &checked, &mut timings, execution));
         content?;
-        let executed = executed?;
-        self.finish(checked, &cache, executed, timings, start)
+        let outcome =
+            executed.and_then(|executed| self.finish(checked, &cache, executed, timings, start));
+        match outcome {
+            // A verdict that depends on execution stands only if what execution read from
+            // the flat state is what the parent's trie holds (see `crosscheck`).
+            Err(e) if core_path && e.is_invalid_block() => {
+                check_reads_against_trie(&self.store, parent_root, &cache)?;
+                Err(e)
+            }
+            outcome => outcome,
+        }
     }
 
     /// The checks before execution: the parent is the head, the header holds against it,

@@ -3,6 +3,7 @@
 mod batch;
 pub mod builder;
 pub mod chain_file;
+mod crosscheck;
 pub mod error;
 pub mod extension;
 pub mod fork_choice;

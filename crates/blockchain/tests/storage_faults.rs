@@ -264,7 +264,7 @@ fn run(kind: DbKind, plan: Fault, wait: Wait) -> Outcome {
     }
     backend.arm(false);
     if let Fault::Corrupt(..) = plan {
-        // The store's caches keep what a corrupted read returned (code is not checked
+        // The store's caches keep what a corrupted read returned (only code is checked
         // against its hash), so the state is compared as the backend holds it.
         chain.store.clear_caches().unwrap();
     }
@@ -432,6 +432,18 @@ fn a_corrupted_read_is_an_error_or_harmless_never_a_wrong_state() {
                 // Bytes the store recognises as corrupt are a node fault, not a verdict.
                 if outcome.error.as_deref().is_some_and(|e| e.contains("corrupt")) {
                     assert!(!outcome.invalid_verdict, "{kind:?} {outcome:?}");
+                }
+                // Code is checked against its hash on every read from disk, and before an
+                // execution verdict stands the accounts and slots execution read are
+                // checked against the parent's trie: a corrupted read of any of them is
+                // never judged as the block's fault.
+                if matches!(table, Table::Code | Table::Accounts | Table::Storage) {
+                    assert!(!outcome.invalid_verdict, "{kind:?} {table:?} {flip:?}: {outcome:?}");
+                }
+                if table == Table::Code {
+                    assert!(!outcome.invalid_verdict, "{kind:?} {flip:?}: {outcome:?}");
+                    let error = outcome.error.as_deref().unwrap_or("no error");
+                    assert!(error.contains("corrupt code"), "{kind:?} {flip:?}: {error}");
                 }
                 eprintln!(
                     "{kind:?} {table:?} {flip:?}: accepted {} of {BLOCKS}, {}{}",

@@ -47,6 +47,16 @@ impl<DB> CachingDb<DB> {
         }
     }
 
+    /// Every account value the cache holds (what execution read, or was seeded with).
+    pub fn cached_accounts(&self) -> Vec<(Address, Option<AccountInfo>)> {
+        self.accounts.iter().map(|e| (*e.key(), e.value().clone())).collect()
+    }
+
+    /// Every storage value the cache holds, by (address, slot).
+    pub fn cached_storage(&self) -> Vec<((Address, U256), U256)> {
+        self.storage.iter().map(|e| (*e.key(), *e.value())).collect()
+    }
+
     /// Hits and misses so far (block hashes are not counted).
     pub fn stats(&self) -> CacheStats {
         CacheStats {

@@ -2,9 +2,9 @@
 //! caches (see `cache` for how a miss may fill them).
 
 use super::Store;
-use crate::tables::{Accounts, Code, Storage, TrieNodes};
+use crate::tables::{Accounts, Code, Storage, TrieNodes, TypedTable};
 use crate::StoreError;
-use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::AccountState;
 use ethrex_trie::{NodeReader, NodeRlp, TrieError};
 
@@ -57,6 +57,16 @@ impl Store {
         }
         let code = self.read::<Code>(code_hash)?;
         if let Some(code) = &code {
+            // Code is keyed by its hash, so what the disk returns can be checked: corrupted
+            // bytes must be a storage fault, not a contract that behaves differently (which
+            // would turn a valid block INVALID) and stays in the cache.
+            let hash = keccak256(code);
+            if hash != *code_hash {
+                return Err(StoreError::Corrupt {
+                    table: Code::TABLE.name(),
+                    reason: format!("code stored under {code_hash} hashes to {hash}"),
+                });
+            }
             self.flat.code.insert(*code_hash, code.clone());
         }
         Ok(code)
