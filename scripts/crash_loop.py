@@ -55,7 +55,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -399,6 +399,97 @@ def follow_log(path: str, proc: subprocess.Popen, progress: Progress) -> threadi
     return thread
 
 
+# ---------------------------------------------------------------- every mode's kills
+
+@dataclass
+class Attempt:
+    """One run of a child with a kill, as a mode's `once` reports it to kill_loop."""
+    killer: Killer
+    retry: Optional[float] = None  # the child finished first: that run's time / the calibration's
+    detail: str = ""  # what the child had reached when killed (default: its logged block)
+    state: Any = None  # the mode's own record of the run, for its `resume`
+
+
+def calibrate(ctx: "Ctx", mode: str, db: str, datadir: str, log: str, whole: str,
+              run: Callable[[], Any], abandon: Callable[[], None] = lambda: None,
+              logs: Sequence[str] = ()) -> Any:
+    """The mode's one whole, unkilled run: `run()` (a Failure if it did not reach the end),
+    then verify-db at the fixture's last block; returns what `run` did, or None on a failure
+    (reported; `abandon()` stops what is left and the datadir and logs are kept)."""
+    try:
+        result = run()
+        end = verify(ctx.ethrex, datadir, db, ctx.fx, ctx.args.child_timeout)
+        if end != ctx.fx.last:
+            raise Failure(f"verify-db head {end} after {whole}")
+    except Failure as err:
+        abandon()
+        print(f"{mode} {db}: calibration failed: {err} (log {log})", flush=True)
+        ctx.keep_failure(f"{mode}-{db}-calibration", datadir, [log, *logs])
+        return None
+    return result
+
+
+def kill_loop(ctx: "Ctx", mode: str, db: str, kills: List[Kill], base: str, datadir: str,
+              timeout: float, once: Callable[[Any, Kill], Attempt],
+              resume: Callable[[Any, Attempt, int], Optional[str]], finished: str, resumed: str,
+              child: Callable[[str], Any] = lambda log: log,
+              abandon: Callable[[Any], None] = lambda _child: None, logs: Sequence[str] = (),
+              skip: Callable[[], Optional[str]] = lambda: None) -> int:
+    """Every kill of one mode and backend; returns how many passed.
+
+    For each kill: `skip()` may say why it cannot run; `child(log)` makes the kill's child
+    (default: the log's path, kill<k>.log under `base`); up to 3 times `once(child, kill)`
+    runs it from an empty data directory (every moment is measured from the start of the
+    work) until the kill lands, retried later when the `finished` finished first; then
+    verify-db, `resume(child, attempt, head)` (checks its own claims, runs the rest to the
+    end and returns what the kill's line adds about the head), and verify-db at the
+    fixture's last block. On a failure `abandon(child)` stops what is left and the datadir
+    and logs (`logs` too) are kept.
+    """
+    fx, args = ctx.fx, ctx.args
+    count = len(kills)
+    passed = 0
+    for k, kill in enumerate(kills, start=1):
+        tag = f"kill {k}/{count} {db} {mode}"
+        if time.monotonic() > ctx.deadline:
+            print(f"{tag}: not run (the overall --timeout ran out)", flush=True)
+            continue
+        why = skip()
+        if why:
+            print(f"{tag}: FAILED: {why}", flush=True)
+            continue
+        log = os.path.join(base, f"kill{k}.log")
+        if os.path.exists(log):
+            os.remove(log)
+        proc = child(log)
+        try:
+            attempt_kill = kill
+            for _ in range(3):
+                shutil.rmtree(datadir, ignore_errors=True)
+                attempt = once(proc, attempt_kill)
+                if attempt.retry is None:
+                    break
+                attempt_kill = attempt_kill.retry(attempt.retry)
+            else:
+                raise Failure(f"the kill never landed: the {finished} finished first 3 times")
+            head = verify(ctx.ethrex, datadir, db, fx, timeout)
+            detail = attempt.detail or f"(logged block {attempt.killer.progress_at_kill})"
+            line = f"{tag} {attempt_kill.where(attempt.killer.fired_at)} {detail}: head {fmt_head(head)}"
+            line += (resume(proc, attempt, head) or "") + " -> verify consistent"
+            end = verify(ctx.ethrex, datadir, db, fx, timeout)
+            if end != fx.last:
+                raise Failure(f"after {resumed} verify-db's head is {end}, want {fx.last}")
+            print(f"{line} -> resumed to {end} ok", flush=True)
+            passed += 1
+        except Failure as err:
+            abandon(proc)
+            kept = ctx.keep_failure(f"{mode}-{db}-kill{k}", datadir, [log, *logs])
+            print(f"{tag}: FAILED: {err} (seed {args.seed}; datadir and log{'s' if logs else ''} "
+                  f"kept in {kept})", flush=True)
+    shutil.rmtree(datadir, ignore_errors=True)
+    return passed
+
+
 # ---------------------------------------------------------------- import mode
 
 IMPORTED = re.compile(r"imported block number=(\d+)")
@@ -513,15 +604,14 @@ def import_mode(ctx: Ctx, db: str, count: int) -> tuple[int, int]:
     datadir = os.path.join(base, "data")
     # Calibration: one whole import, timed.
     log = os.path.join(base, "calibration.log")
-    cal = import_once(ctx, datadir, db, log, args.child_timeout)
-    try:
-        check_import_end(ctx, cal, "the calibration import")
-        verify_head = verify(ctx.ethrex, datadir, db, fx, args.child_timeout)
-        if verify_head != fx.last:
-            raise Failure(f"verify-db head {verify_head} after a whole import")
-    except Failure as err:
-        print(f"import {db}: calibration failed: {err} (log {log})", flush=True)
-        ctx.keep_failure(f"import-{db}-calibration", datadir, [log])
+
+    def whole() -> ImportRun:
+        r = import_once(ctx, datadir, db, log, args.child_timeout)
+        check_import_end(ctx, r, "the calibration import")
+        return r
+
+    cal = calibrate(ctx, "import", db, datadir, log, "a whole import", whole)
+    if cal is None:
         return 0, count
     t_open = cal.t_open or 0.0
     t_last = cal.t_last_block or cal.t_end
@@ -536,47 +626,23 @@ def import_mode(ctx: Ctx, db: str, count: int) -> tuple[int, int]:
                        final_tail=max(0.0, cal.t_end - t_last))
     timeout = max(args.child_timeout, 10 * cal.t_end)
 
-    passed = 0
-    for k, kill in enumerate(kills, start=1):
-        tag = f"kill {k}/{count} {db} import"
-        if time.monotonic() > ctx.deadline:
-            print(f"{tag}: not run (the overall --timeout ran out)", flush=True)
-            continue
-        # Every kill starts from an empty data directory: its moment is measured from an
-        # import's start, and the resume then runs the rest of the chain.
-        shutil.rmtree(datadir, ignore_errors=True)
-        log = os.path.join(base, f"kill{k}.log")
-        if os.path.exists(log):
-            os.remove(log)
-        try:
-            attempt_kill = kill
-            for attempt in range(3):
-                shutil.rmtree(datadir, ignore_errors=True)
-                r = import_once(ctx, datadir, db, log, timeout, attempt_kill)
-                if r.killed:
-                    break
-                check_import_end(ctx, r, "the import")  # raises if it failed by itself
-                attempt_kill = attempt_kill.retry(r.t_end / cal.t_end)
-            else:
-                raise Failure("the kill never landed: the import finished first 3 times")
-            head = verify(ctx.ethrex, datadir, db, fx, timeout)
-            line = (f"{tag} {attempt_kill.where(r.killer.fired_at)} (logged block "
-                    f"{r.killer.progress_at_kill}): head {fmt_head(head)} -> verify consistent")
-            resume = import_once(ctx, datadir, db, log, timeout)
-            check_import_end(ctx, resume, "the resumed import")
-            present = int(resume.final.group(2))
-            if present != max(head, 0):
-                raise Failure(f"the resumed import found {present} blocks already present, "
-                              f"verify-db's head was {fmt_head(head)}")
-            end = verify(ctx.ethrex, datadir, db, fx, timeout)
-            if end != fx.last:
-                raise Failure(f"after the resume verify-db's head is {end}, want {fx.last}")
-            print(f"{line} -> resumed to {end} ok", flush=True)
-            passed += 1
-        except Failure as err:
-            kept = ctx.keep_failure(f"import-{db}-kill{k}", datadir, [log])
-            print(f"{tag}: FAILED: {err} (seed {args.seed}; datadir and log kept in {kept})", flush=True)
-    shutil.rmtree(datadir, ignore_errors=True)
+    def once(log: str, kill: Kill) -> Attempt:
+        r = import_once(ctx, datadir, db, log, timeout, kill)
+        if r.killed:
+            return Attempt(r.killer)
+        check_import_end(ctx, r, "the import")  # raises if it failed by itself
+        return Attempt(r.killer, retry=r.t_end / cal.t_end)
+
+    def resume(log: str, _attempt: Attempt, head: int) -> None:
+        r = import_once(ctx, datadir, db, log, timeout)
+        check_import_end(ctx, r, "the resumed import")
+        present = int(r.final.group(2))
+        if present != max(head, 0):
+            raise Failure(f"the resumed import found {present} blocks already present, "
+                          f"verify-db's head was {fmt_head(head)}")
+
+    passed = kill_loop(ctx, "import", db, kills, base, datadir, timeout, once, resume,
+                       finished="import", resumed="the resume")
     return passed, count
 
 
@@ -612,6 +678,11 @@ class NodeProc:
         """Stop (SIGTERM) a node that is still running; Failure if it will not stop."""
         if self.alive() and stop_gracefully(self.proc, grace) is None:
             raise Failure(f"the node did not stop within {grace:.0f} s of SIGTERM")
+
+    def abandon(self) -> None:
+        """Stop a node a failure left running (SIGTERM, SIGKILL after 10 s)."""
+        if self.alive():
+            stop_gracefully(self.proc, 10)
 
     def wait_ready(self, timeout: float) -> bool:
         """Until both ports answer (True), or the node exits (False); Failure on timeout."""
@@ -740,19 +811,16 @@ def node_mode(ctx: Ctx, db: str, count: int) -> tuple[int, int]:
     extra = ["--p2p.disabled", "--persistence-lag", "0"]
     log = os.path.join(base, "calibration.log")
     node = NodeProc(ctx, datadir, db, log, extra)
-    try:
-        cal, _ = node_run(ctx, node, None, args.child_timeout * 4)
-        if cal.valid != fx.last:
-            raise Failure(f"the node exited ({node.proc.returncode}) at block {cal.valid}")
+
+    def whole() -> Feed:
+        state, _ = node_run(ctx, node, None, args.child_timeout * 4)
+        if state.valid != fx.last:
+            raise Failure(f"the node exited ({node.proc.returncode}) at block {state.valid}")
         node.stop()
-        end = verify(ctx.ethrex, datadir, db, fx, args.child_timeout)
-        if end != fx.last:
-            raise Failure(f"verify-db head {end} after the whole feed")
-    except Failure as err:
-        if node.alive():
-            stop_gracefully(node.proc, 10)
-        print(f"node {db}: calibration failed: {err} (log {log})", flush=True)
-        ctx.keep_failure(f"node-{db}-calibration", datadir, [log])
+        return state
+
+    cal = calibrate(ctx, "node", db, datadir, log, "the whole feed", whole, node.abandon)
+    if cal is None:
         return 0, count
     total = cal.t_done
     print(f"node {db}: a whole feed takes {total:.2f} s from the node's start (it answers at "
@@ -761,49 +829,30 @@ def node_mode(ctx: Ctx, db: str, count: int) -> tuple[int, int]:
     kills = plan_kills(ctx.rng, count, fx.last, cal.t_ready, total,
                        block_time=(total - cal.t_ready) / fx.last, first="start")
     timeout = max(args.child_timeout, 10 * total)
-    passed = 0
-    for k, kill in enumerate(kills, start=1):
-        tag = f"kill {k}/{count} {db} node"
-        if time.monotonic() > ctx.deadline:
-            print(f"{tag}: not run (the overall --timeout ran out)", flush=True)
-            continue
-        log = os.path.join(base, f"kill{k}.log")
-        if os.path.exists(log):
-            os.remove(log)
-        node = NodeProc(ctx, datadir, db, log, extra)
-        try:
-            attempt_kill = kill
-            for attempt in range(3):
-                shutil.rmtree(datadir, ignore_errors=True)
-                state, killer = node_run(ctx, node, attempt_kill, timeout)
-                code = reap(node.proc, 30) if killer.fired_at else None
-                if killer.landed(code):
-                    break
-                node.stop()  # fed to the end before the kill: retry
-                attempt_kill = attempt_kill.retry((state.t_done or total) / total)
-            else:
-                raise Failure("the kill never landed: the feed finished first 3 times")
-            head = verify(ctx.ethrex, datadir, db, fx, timeout)
-            line = (f"{tag} {attempt_kill.where(killer.fired_at)} (block {state.sent} sent, "
-                    f"{fmt_head(state.valid)} VALID): head {fmt_head(head)}")
-            if head < state.valid:
-                raise Failure(f"lost a VALID head: forkchoiceUpdated answered VALID for block "
-                              f"{state.valid}, the durable head after the kill is {fmt_head(head)}")
-            if head > max(state.sent, 0):
-                raise Failure(f"the durable head {head} is beyond the last block sent ({state.sent})")
-            line += f" >= {fmt_head(state.valid)} -> verify consistent"
-            node_check_restart(ctx, node, head, timeout)
-            end = verify(ctx.ethrex, datadir, db, fx, timeout)
-            if end != fx.last:
-                raise Failure(f"after the resumed feed verify-db's head is {end}, want {fx.last}")
-            print(f"{line} -> resumed to {end} ok", flush=True)
-            passed += 1
-        except Failure as err:
-            if node.alive():
-                stop_gracefully(node.proc, 10)
-            kept = ctx.keep_failure(f"node-{db}-kill{k}", datadir, [log])
-            print(f"{tag}: FAILED: {err} (seed {args.seed}; datadir and log kept in {kept})", flush=True)
-    shutil.rmtree(datadir, ignore_errors=True)
+
+    def once(node: NodeProc, kill: Kill) -> Attempt:
+        state, killer = node_run(ctx, node, kill, timeout)
+        code = reap(node.proc, 30) if killer.fired_at else None
+        if killer.landed(code):
+            return Attempt(killer, detail=f"(block {state.sent} sent, {fmt_head(state.valid)} VALID)",
+                           state=state)
+        node.stop()  # fed to the end before the kill: retry
+        return Attempt(killer, retry=(state.t_done or total) / total)
+
+    def resume(node: NodeProc, attempt: Attempt, head: int) -> str:
+        state = attempt.state
+        if head < state.valid:
+            raise Failure(f"lost a VALID head: forkchoiceUpdated answered VALID for block "
+                          f"{state.valid}, the durable head after the kill is {fmt_head(head)}")
+        if head > max(state.sent, 0):
+            raise Failure(f"the durable head {head} is beyond the last block sent ({state.sent})")
+        node_check_restart(ctx, node, head, timeout)
+        return f" >= {fmt_head(state.valid)}"
+
+    passed = kill_loop(ctx, "node", db, kills, base, datadir, timeout, once, resume,
+                       finished="feed", resumed="the resumed feed",
+                       child=lambda log: NodeProc(ctx, datadir, db, log, extra),
+                       abandon=NodeProc.abandon)
     return passed, count
 
 
@@ -866,8 +915,7 @@ def sync_mode(ctx: Ctx, db: str, count: int) -> tuple[int, int]:
         enode = server.eth.call("admin_nodeInfo", [])["enode"]
     except (Failure, TransportError, RPCError) as err:
         print(f"sync {db}: the serving node failed: {err} (log {serve_log})", flush=True)
-        if server.alive():
-            stop_gracefully(server.proc, 10)
+        server.abandon()
         shutil.rmtree(serve_dir, ignore_errors=True)
         return 0, count
     extra = ["--p2p.addr", "127.0.0.1", "--p2p.port", "0", "--nodiscover", "--peers", enode,
@@ -876,68 +924,47 @@ def sync_mode(ctx: Ctx, db: str, count: int) -> tuple[int, int]:
     try:
         log = os.path.join(base, "calibration.log")
         node = NodeProc(ctx, datadir, db, log, extra)
-        try:
-            total, _, _ = sync_run(ctx, node, None, args.child_timeout * 4)
-            if total is None:
+
+        def whole() -> float:
+            t_synced, _, _ = sync_run(ctx, node, None, args.child_timeout * 4)
+            if t_synced is None:
                 raise Failure(f"the syncing node exited with {node.proc.returncode}")
             node.stop()
-            end = verify(ctx.ethrex, datadir, db, fx, args.child_timeout)
-            if end != fx.last:
-                raise Failure(f"verify-db head {end} after the whole sync")
-        except Failure as err:
-            if node.alive():
-                stop_gracefully(node.proc, 10)
-            print(f"sync {db}: calibration failed: {err} (log {log})", flush=True)
-            ctx.keep_failure(f"sync-{db}-calibration", datadir, [log, serve_log])
+            return t_synced
+
+        total = calibrate(ctx, "sync", db, datadir, log, "the whole sync", whole, node.abandon,
+                          logs=[serve_log])
+        if total is None:
             return 0, count
         print(f"sync {db}: a whole sync takes {total:.2f} s from the node's start; {count} kills "
               f"(serving node: {enode.split('@')[-1]})", flush=True)
         shutil.rmtree(datadir, ignore_errors=True)
         kills = plan_kills(ctx.rng, count, fx.last, 0.0, total, block_time=total / fx.last)
         timeout = max(args.child_timeout, 10 * total)
-        passed = 0
-        for k, kill in enumerate(kills, start=1):
-            tag = f"kill {k}/{count} {db} sync"
-            if time.monotonic() > ctx.deadline:
-                print(f"{tag}: not run (the overall --timeout ran out)", flush=True)
-                continue
+
+        def once(node: NodeProc, kill: Kill) -> Attempt:
+            t_synced, _, killer = sync_run(ctx, node, kill, timeout)
+            code = reap(node.proc, 30) if killer.fired_at else None
+            if killer.landed(code):
+                return Attempt(killer)
+            node.stop()  # synced before the kill: retry
+            return Attempt(killer, retry=(t_synced or total) / total)
+
+        def resume(node: NodeProc, _attempt: Attempt, _head: int) -> None:
+            t_synced, _, _ = sync_run(ctx, node, None, timeout)
+            if t_synced is None:
+                raise Failure(f"the restarted node exited with {node.proc.returncode}")
+            node.stop()
+
+        def server_gone() -> Optional[str]:
             if not server.alive():
-                print(f"{tag}: FAILED: the serving node exited ({server.proc.returncode}); log {serve_log}", flush=True)
-                continue
-            log = os.path.join(base, f"kill{k}.log")
-            if os.path.exists(log):
-                os.remove(log)
-            node = NodeProc(ctx, datadir, db, log, extra)
-            try:
-                attempt_kill = kill
-                for attempt in range(3):
-                    shutil.rmtree(datadir, ignore_errors=True)
-                    t_synced, progress, killer = sync_run(ctx, node, attempt_kill, timeout)
-                    code = reap(node.proc, 30) if killer.fired_at else None
-                    if killer.landed(code):
-                        break
-                    node.stop()  # synced before the kill: retry
-                    attempt_kill = attempt_kill.retry((t_synced or total) / total)
-                else:
-                    raise Failure("the kill never landed: the sync finished first 3 times")
-                head = verify(ctx.ethrex, datadir, db, fx, timeout)
-                line = (f"{tag} {attempt_kill.where(killer.fired_at)} (logged block "
-                        f"{killer.progress_at_kill}): head {fmt_head(head)} -> verify consistent")
-                t_synced, _, _ = sync_run(ctx, node, None, timeout)
-                if t_synced is None:
-                    raise Failure(f"the restarted node exited with {node.proc.returncode}")
-                node.stop()
-                end = verify(ctx.ethrex, datadir, db, fx, timeout)
-                if end != fx.last:
-                    raise Failure(f"after the resumed sync verify-db's head is {end}, want {fx.last}")
-                print(f"{line} -> resumed to {end} ok", flush=True)
-                passed += 1
-            except Failure as err:
-                if node.alive():
-                    stop_gracefully(node.proc, 10)
-                kept = ctx.keep_failure(f"sync-{db}-kill{k}", datadir, [log, serve_log])
-                print(f"{tag}: FAILED: {err} (seed {args.seed}; datadir and logs kept in {kept})", flush=True)
-        shutil.rmtree(datadir, ignore_errors=True)
+                return f"the serving node exited ({server.proc.returncode}); log {serve_log}"
+            return None
+
+        passed = kill_loop(ctx, "sync", db, kills, base, datadir, timeout, once, resume,
+                           finished="sync", resumed="the resumed sync",
+                           child=lambda log: NodeProc(ctx, datadir, db, log, extra),
+                           abandon=NodeProc.abandon, logs=[serve_log], skip=server_gone)
         return passed, count
     finally:
         if server.alive():
