@@ -12,7 +12,9 @@ const A: Address = Address::repeat_byte(0x11);
 const B: Address = Address::repeat_byte(0x22);
 const GENESIS: B256 = B256::repeat_byte(0x0a);
 const BLOCK1: B256 = B256::repeat_byte(0x0b);
-const CODE_HASH: B256 = B256::repeat_byte(0xcc);
+/// keccak256(0x6000), the code stored under it (code is checked against its hash on read).
+const CODE_HASH: B256 =
+    alloy_primitives::b256!("07ad118d6cc8642c86c03827f276d8b791a65e5c99a3845faf186be720a1455d");
 const NODE_HASH: B256 = B256::repeat_byte(0xdd);
 
 /// Concatenates hex pieces (`"11" * 20` style repetition is spelled out by `rep`).
@@ -159,7 +161,13 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
         table(&backend, Table::Storage),
         vec![(h(&[&rep("11", 20), &slot("5")]), h(&["010000"]))]
     );
-    assert_eq!(table(&backend, Table::Code), vec![(h(&[&rep("cc", 32)]), h(&["6000"]))]);
+    assert_eq!(
+        table(&backend, Table::Code),
+        vec![(
+            h(&["07ad118d6cc8642c86c03827f276d8b791a65e5c99a3845faf186be720a1455d"]),
+            h(&["6000"])
+        )]
+    );
     assert_eq!(table(&backend, Table::TrieNodes), vec![(h(&[&rep("dd", 32)]), h(&["c0"]))]);
     let change_set_bytes = h(&[
         "00000001",

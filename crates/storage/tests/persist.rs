@@ -185,7 +185,8 @@ fn cached_accounts_and_code_follow_writes() {
     let mut first = WriteBatch::new();
     first.put(Table::Accounts, a.to_vec(), alloy_rlp::encode(account(1)));
     first.put(Table::Accounts, b.to_vec(), alloy_rlp::encode(account(2)));
-    let code_hash = B256::repeat_byte(0xc0);
+    // Code is keyed (and checked on read) by its hash.
+    let code_hash = alloy_primitives::keccak256([0x60, 0x00]);
     first.put(Table::Code, code_hash.to_vec(), vec![0x60, 0x00]);
     store.write(first).unwrap();
     // First reads fill the caches; the second ones are served from them.

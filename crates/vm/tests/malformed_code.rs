@@ -30,7 +30,7 @@ fn call_contract() -> Transaction {
 }
 
 /// A store whose flat state holds a funded sender, system contracts that only STOP, and
-/// `CONTRACT` with `code`, written as they are (the store does not look at code).
+/// `CONTRACT` with `code`, written as they are (the store checks only that code hashes to its key).
 fn store_with(code: &Bytes) -> Store {
     let store = Store::in_memory();
     let mut batch = WriteBatch::new();
