@@ -37,17 +37,10 @@ DATA="$WORK/data"
     "$ETHTEST_CHAIN/chain.rlp" >"$WORK/import.log" 2>&1 || { tail_log "ethrex import" "$WORK/import.log"; exit 1; }
 tail -1 "$WORK/import.log"
 
-JWT="$WORK/jwt.hex"
-python3 -c 'import os; print(os.urandom(32).hex())' >"$JWT"
-AUTH=$(free_port)
-HTTP=$(free_port)
-P2P=$(free_port)
 LOG="$WORK/node.log"
-spawn "$LOG" "$ETHREX" node --network "$ETHTEST_CHAIN/genesis.json" --datadir "$DATA" --db rocksdb \
-    --authrpc.port "$AUTH" --authrpc.jwtsecret "$JWT" --http.addr 127.0.0.1 --http.port "$HTTP" \
-    --p2p.addr 127.0.0.1 --p2p.port "$P2P" --nodiscover
-NODE=$SPAWNED
-URL="http://127.0.0.1:$HTTP"
+start_ethrex "$LOG" "$ETHTEST_CHAIN/genesis.json" "$DATA" --nodiscover
+NODE=$ETHREX_PID
+URL=$ETHREX_URL
 if ! wait_rpc "$URL" "$NODE" 60; then
     tail_log "ethrex node" "$LOG"
     echo "eth-test: the node did not answer on $URL" >&2
@@ -59,7 +52,7 @@ echo "node: $ENODE (head $(head_of "$URL"))"
 REPORT="$WORK/eth-test.out"
 set +e
 timeout 600 devp2p rlpx eth-test --chain "$ETHTEST_CHAIN" --node "$ENODE" \
-    --engineapi "http://127.0.0.1:$AUTH" --jwtsecret "0x$(cat "$JWT")" --run "$RUN" >"$REPORT" 2>&1
+    --engineapi "$ETHREX_AUTH_URL" --jwtsecret "0x$(cat "$ETHREX_JWT")" --run "$RUN" >"$REPORT" 2>&1
 rc=$?
 set -e
 # One line per test (the report's indented lines are the tests' descriptions and logs;

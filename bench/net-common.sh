@@ -44,6 +44,26 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# start_ethrex LOG GENESIS DATADIR [ARGS...]: `ethrex node` on free 127.0.0.1 ports (Engine
+# API with a fresh JWT secret in LOG's directory, HTTP, RLPx and discovery), ARGS appended;
+# output to LOG. Sets ETHREX_PID, ETHREX_URL (HTTP API), ETHREX_AUTH_URL and ETHREX_JWT
+# (the secret's file).
+start_ethrex() {
+    local log="$1" genesis="$2" datadir="$3" http auth p2p
+    shift 3
+    ETHREX_JWT="${log%.log}.jwt.hex"
+    python3 -c 'import os; print(os.urandom(32).hex())' >"$ETHREX_JWT"
+    http=$(free_port)
+    auth=$(free_port)
+    p2p=$(free_port)
+    spawn "$log" "$ETHREX" node --network "$genesis" --datadir "$datadir" --db rocksdb \
+        --authrpc.port "$auth" --authrpc.jwtsecret "$ETHREX_JWT" \
+        --http.addr 127.0.0.1 --http.port "$http" --p2p.addr 127.0.0.1 --p2p.port "$p2p" "$@"
+    ETHREX_PID=$SPAWNED
+    ETHREX_URL="http://127.0.0.1:$http"
+    ETHREX_AUTH_URL="http://127.0.0.1:$auth"
+}
+
 # rpc URL METHOD [PARAMS_JSON]: prints the JSON result (exit 1 on an error or no answer).
 rpc() {
     python3 - "$1" "$2" "${3:-[]}" <<'EOF'

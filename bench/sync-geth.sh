@@ -104,18 +104,12 @@ sync_ours() {
     shift 7
     local dir="$WORK/ours-$chain-${label//[^a-zA-Z0-9]/_}"
     mkdir -p "$dir"
-    python3 -c 'import os; print(os.urandom(32).hex())' >"$dir/jwt.hex"
-    local http auth p2p log="$dir/node.log"
-    http=$(free_port)
-    auth=$(free_port)
-    p2p=$(free_port)
+    local log="$dir/node.log"
     TOTAL=$((TOTAL + 1))
     local start=$EPOCHREALTIME
-    spawn "$log" "$ETHREX" node --network "$genesis" --datadir "$dir/data" --db rocksdb \
-        --authrpc.port "$auth" --authrpc.jwtsecret "$dir/jwt.hex" \
-        --http.addr 127.0.0.1 --http.port "$http" --p2p.addr 127.0.0.1 --p2p.port "$p2p" \
-        --nodiscover --peers "$GETH_ENODE" --sync.target "$want_hash" "$@"
-    local pid=$SPAWNED url="http://127.0.0.1:$http" got="" deadline=$((SECONDS + TIMEOUT)) wall
+    start_ethrex "$log" "$genesis" "$dir/data" --nodiscover --peers "$GETH_ENODE" \
+        --sync.target "$want_hash" "$@"
+    local pid=$ETHREX_PID url=$ETHREX_URL got="" deadline=$((SECONDS + TIMEOUT)) wall
     while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
         got=$(head_of "$url" 2>/dev/null || true)
         [ "$got" = "$blocks $want_hash $want_root" ] && break
@@ -215,16 +209,10 @@ scrap "$WORK/import-data-bal"
 
 # ---- (b) we serve, geth syncs
 echo "== ethrex node serving the stress chain; a fresh geth syncs from it"
-python3 -c 'import os; print(os.urandom(32).hex())' >"$WORK/serve-jwt.hex"
-http=$(free_port)
-auth=$(free_port)
-p2p=$(free_port)
 SERVE_LOG="$WORK/serve.log"
-spawn "$SERVE_LOG" "$ETHREX" node --network "$STRESS_GENESIS" --datadir "$IMPORT_DIR" --db rocksdb \
-    --authrpc.port "$auth" --authrpc.jwtsecret "$WORK/serve-jwt.hex" \
-    --http.addr 127.0.0.1 --http.port "$http" --p2p.addr 127.0.0.1 --p2p.port "$p2p" --nodiscover
-SERVE_PID=$SPAWNED
-SERVE_URL="http://127.0.0.1:$http"
+start_ethrex "$SERVE_LOG" "$STRESS_GENESIS" "$IMPORT_DIR" --nodiscover
+SERVE_PID=$ETHREX_PID
+SERVE_URL=$ETHREX_URL
 wait_rpc "$SERVE_URL" "$SERVE_PID" 60 || { tail_log "ethrex node (serving)" "$SERVE_LOG"; exit 1; }
 OUR_ENODE=$(rpc "$SERVE_URL" admin_nodeInfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["enode"])')
 echo "ours: $OUR_ENODE, head $(head_of "$SERVE_URL")"
