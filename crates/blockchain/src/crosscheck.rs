@@ -7,7 +7,7 @@
 //! root, so on that (rare) path every value the block's cache holds is looked up in the
 //! trie; a difference is a storage fault, and the verdict is withdrawn.
 
-use crate::error::{BlockError, NodeFault, StorageFault};
+use crate::error::BlockError;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_rlp::Decodable;
 use ethrex_common::AccountState;
@@ -23,21 +23,17 @@ pub(crate) fn check_reads_against_trie<DB>(
     state_root: B256,
     cache: &CachingDb<DB>,
 ) -> Result<(), BlockError> {
-    let fault =
-        |message: String| BlockError::from(NodeFault::Storage(StorageFault::message(message)));
-    let trie_error = |e: ethrex_trie::TrieError| fault(format!("reading the state trie: {e}"));
     let mut accounts = Trie::new(store, state_root);
     let mut trie_accounts: HashMap<Address, Option<AccountState>> = HashMap::new();
     let mut trie_account = |address: Address| -> Result<Option<AccountState>, BlockError> {
         if let Some(known) = trie_accounts.get(&address) {
             return Ok(*known);
         }
-        let account = match accounts.get(keccak256(address).as_slice()).map_err(trie_error)? {
+        let account = match accounts.get(keccak256(address).as_slice())? {
             None => None,
-            Some(rlp) => Some(
-                AccountState::decode(&mut rlp.as_slice())
-                    .map_err(|e| fault(format!("account {address} in the state trie: {e}")))?,
-            ),
+            Some(rlp) => Some(AccountState::decode(&mut rlp.as_slice()).map_err(|e| {
+                BlockError::storage(format!("account {address} in the state trie: {e}"))
+            })?),
         };
         trie_accounts.insert(address, account);
         Ok(account)
@@ -54,7 +50,7 @@ pub(crate) fn check_reads_against_trie<DB>(
             _ => false,
         };
         if !same {
-            return Err(fault(format!(
+            return Err(BlockError::storage(format!(
                 "account {address}: the flat state read {info:?}, the state trie holds {in_trie:?}"
             )));
         }
@@ -64,19 +60,18 @@ pub(crate) fn check_reads_against_trie<DB>(
             None => U256::ZERO,
             Some(account) => {
                 let mut storage = Trie::new(store, account.storage_root);
-                match storage
-                    .get(keccak256(slot.to_be_bytes::<32>()).as_slice())
-                    .map_err(trie_error)?
-                {
+                match storage.get(keccak256(slot.to_be_bytes::<32>()).as_slice())? {
                     None => U256::ZERO,
                     Some(rlp) => U256::decode(&mut rlp.as_slice()).map_err(|e| {
-                        fault(format!("slot {slot:#x} of {address} in the state trie: {e}"))
+                        BlockError::storage(format!(
+                            "slot {slot:#x} of {address} in the state trie: {e}"
+                        ))
                     })?,
                 }
             }
         };
         if in_trie != value {
-            return Err(fault(format!(
+            return Err(BlockError::storage(format!(
                 "slot {slot:#x} of {address}: the flat state read {value:#x}, the state trie holds {in_trie:#x}"
             )));
         }
