@@ -103,7 +103,7 @@ impl KvBackend for RocksBackend {
 
     fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
         let mut wb = rocksdb::WriteBatch::default();
-        for (table, key, value) in &batch.ops {
+        for (table, key, value) in batch.sorted_ops() {
             let cf = self.cf(*table)?;
             match value {
                 Some(v) => wb.put_cf(cf, key, v),

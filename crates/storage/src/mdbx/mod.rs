@@ -171,11 +171,7 @@ fn write_batch<E: DatabaseKind>(db: &Database<E>, batch: &WriteBatch) -> Result<
     for table in Table::ALL {
         handles.push(txn.open_table(Some(table.name())).map_err(err)?);
     }
-    // Sorted keys walk each B-tree once instead of jumping between random pages (the
-    // sort is stable: a later write of a key stays later and wins).
-    let mut ops: Vec<&crate::backend::WriteOp> = batch.ops.iter().collect();
-    ops.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    for (table, key, value) in ops {
+    for (table, key, value) in batch.sorted_ops() {
         let t = &handles[table.index()];
         match value {
             Some(v) => txn.put(t, key, v, WriteFlags::UPSERT).map_err(err)?,
