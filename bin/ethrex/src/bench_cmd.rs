@@ -106,6 +106,11 @@ pub(crate) struct BenchArgs {
     /// Threads of the I/O pool the BAL prefetch runs on.
     #[arg(long, default_value_t = ethrex_import_bench::bench::DEFAULT_IO_THREADS)]
     io_threads: usize,
+    /// MiB of decoded account trie nodes (the trie's upper levels) each mode keeps in
+    /// memory from one block to the next (kept through --cold: it is the node's own memory,
+    /// not a cache of the database).
+    #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::ACCOUNT_TRIE_BYTES >> 20)]
+    trie_memory_mb: usize,
     /// rocksdb or mdbx. RocksDB is the default: its log-structured writes suit the
     /// hash-keyed trie nodes a block writes (see docs/db-study/README.md).
     #[arg(long, default_value = "rocksdb")]
@@ -259,6 +264,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.datadir = a.datadir;
     options.genesis_db = a.genesis_db;
     options.sleep = Duration::from_millis(a.sleep_ms);
+    options.trie_memory = a.trie_memory_mb << 20;
     options.import = a.tuning.options(Cores::Pool);
     options.io = IoOptions {
         cold: a.cold,

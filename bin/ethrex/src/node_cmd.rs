@@ -25,6 +25,10 @@ pub(crate) struct DbArgs {
     /// mdbx or rocksdb.
     #[arg(long, default_value = "rocksdb")]
     pub(crate) db: String,
+    /// MiB of decoded account trie nodes (the trie's upper levels) kept in memory from one
+    /// block to the next, so a block's state root reads the database only below them.
+    #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::ACCOUNT_TRIE_BYTES >> 20)]
+    pub(crate) trie_memory_mb: usize,
 }
 
 impl DbArgs {
@@ -35,8 +39,10 @@ impl DbArgs {
         }
         // One directory per backend, so switching --db never reads the other's files.
         let path = self.datadir.join(&self.db);
-        Store::open(kind, Some(&path))
-            .with_context(|| format!("opening the {} database in {}", self.db, path.display()))
+        let store = Store::open(kind, Some(&path))
+            .with_context(|| format!("opening the {} database in {}", self.db, path.display()))?;
+        store.set_trie_memory(self.trie_memory_mb << 20);
+        Ok(store)
     }
 }
 

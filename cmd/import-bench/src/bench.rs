@@ -160,6 +160,9 @@ pub struct BenchOptions {
     /// Where execution reads accounts and storage (`--reads`; `Trie` needs the binary
     /// scheme).
     pub reads: Reads,
+    /// Bytes of decoded account trie nodes each store keeps between blocks
+    /// (`Store::set_trie_memory`).
+    pub trie_memory: usize,
 }
 
 impl BenchOptions {
@@ -180,6 +183,7 @@ impl BenchOptions {
             io: IoOptions { io_threads: DEFAULT_IO_THREADS, ..Default::default() },
             scheme: StateScheme::Mpt,
             reads: Reads::Flat,
+            trie_memory: ethrex_storage::ACCOUNT_TRIE_BYTES,
         }
     }
 }
@@ -248,6 +252,7 @@ pub(crate) struct Databases {
     template: BenchStore,
     kind: DbKind,
     io: IoOptions,
+    trie_memory: usize,
     /// With `--state-scheme binary`: the genesis binary trie's root and group depth.
     binary_genesis: Option<(B256, u8)>,
     _tmp: Option<tempfile::TempDir>,
@@ -316,6 +321,7 @@ impl Databases {
             template,
             kind: options.db,
             io: options.io,
+            trie_memory: options.trie_memory,
             binary_genesis,
             _tmp: tmp,
             cache_drop: None,
@@ -332,6 +338,7 @@ impl Databases {
             .with_context(|| format!("copying the genesis database to {}", path.display()))?;
         let db = BenchStore::open_with_read_latency(self.kind, Some(&path), self.io.read_latency)?;
         db.store.take_write_times();
+        db.store.set_trie_memory(self.trie_memory);
         Ok(db)
     }
 
@@ -355,6 +362,7 @@ impl Databases {
         ));
         let db = BenchStore::new(backend.clone());
         db.store.take_write_times();
+        db.store.set_trie_memory(self.trie_memory);
         Ok((db, Some(BinaryState::open(backend, root, depth)?)))
     }
 

@@ -6,7 +6,7 @@ use crate::error::{BlockError, InvalidBlock, StorageFault};
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_storage::{ChangeSet, StateUpdate, Store};
-use ethrex_trie::{apply_updates, keccak::keccak256_all, prefetch_paths};
+use ethrex_trie::{apply_updates, keccak::keccak256_all, prefetch_paths, Trie};
 use ethrex_vm::AccountChange;
 use rayon::prelude::*;
 
@@ -134,18 +134,23 @@ pub fn compute_state_update_with(
     changes: &[AccountChange],
     codes: Vec<NewCode>,
 ) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
-    // The account trie's paths are known up front: their nodes are read beside the
-    // storage tries' work (see `prefetch_paths`).
-    let (outcomes, prefetched) = rayon::join(
+    let hashed_addresses = keccak256_all(&changes.iter().map(|c| c.address).collect::<Vec<_>>());
+    // The account trie starts from the levels the parent's commit kept in memory, if it
+    // was the last one committed. Its paths are known up front: the nodes below those
+    // levels are read beside the storage tries' work (see `Trie::prefetch`).
+    let (outcomes, account_trie) = rayon::join(
         || changes.par_iter().map(|c| account_outcome(store, pre, c)).collect::<Result<_, _>>(),
         || {
-            let addresses: Vec<_> = changes.iter().map(|c| c.address).collect();
-            prefetch_paths(store, parent_root, &keccak256_all(&addresses))
+            let trie = match store.take_preserved_trie(parent_root) {
+                Some(levels) => Trie::from_preserved(store, levels),
+                None => Trie::new(store, parent_root),
+            };
+            // Only a hint: a failed read is left for the update to meet and report.
+            let _ = trie.prefetch(&hashed_addresses);
+            trie
         },
     );
     let outcomes: Vec<AccountOutcome> = outcomes?;
-    // Only a hint: a failed read is left for the update to meet and report.
-    let _ = prefetched;
 
     // Sized once: these vectors run to tens of thousands of entries, and growing them by
     // doubling (fresh, page-faulting memory and a copy each time) showed up in profiles.
@@ -161,12 +166,12 @@ pub fn compute_state_update_with(
         storage: Vec::with_capacity(storage_count),
         wiped_storage: Vec::with_capacity(wiped_count),
         trie_nodes: Vec::with_capacity(node_count + outcomes.len() * ACCOUNT_TRIE_NODES_PER_CHANGE),
+        account_trie: None,
     };
     let mut change_set = ChangeSet::default();
     change_set.accounts.reserve_exact(outcomes.len());
     change_set.storage.reserve_exact(previous_count);
     let mut account_updates = Vec::with_capacity(outcomes.len());
-    let hashed_addresses = keccak256_all(&outcomes.iter().map(|o| o.address).collect::<Vec<_>>());
     for (o, hashed_address) in outcomes.into_iter().zip(hashed_addresses) {
         account_updates.push((hashed_address, o.new.map(alloy_rlp::encode)));
         change_set.accounts.push((o.address, o.previous));
@@ -176,8 +181,11 @@ pub fn compute_state_update_with(
         update.wiped_storage.extend(o.wiped);
         update.trie_nodes.extend(o.nodes);
     }
-    let (root, nodes) = apply_updates(store, parent_root, account_updates)?;
+    let mut account_trie = account_trie;
+    account_trie.update_batch(account_updates)?;
+    let (root, nodes, levels) = account_trie.commit_preserving(store.trie_memory())?;
     update.trie_nodes.extend(nodes);
+    update.account_trie = levels;
     Ok((root, update, change_set))
 }
 

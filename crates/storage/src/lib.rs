@@ -13,7 +13,9 @@ pub mod tables;
 
 pub use backend::{KvBackend, Table, WriteBatch};
 pub use changeset::ChangeSet;
-pub use store::{BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store};
+pub use store::{
+    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, ACCOUNT_TRIE_BYTES,
+};
 pub use tables::TypedTable;
 
 /// Why a store operation failed.

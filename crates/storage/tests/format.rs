@@ -94,6 +94,7 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
         wiped_storage: vec![],
         codes: vec![(CODE_HASH, Bytes::from_static(&[0x60, 0x00]))],
         trie_nodes: vec![(NODE_HASH, vec![0xc0])],
+        account_trie: None,
     };
     store.commit_genesis(GENESIS, &genesis, genesis_state).unwrap();
 
@@ -118,6 +119,7 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
             wiped_storage: vec![(A, U256::from(0xffu64))],
             codes: vec![],
             trie_nodes: vec![],
+            account_trie: None,
         },
         change_set,
     });

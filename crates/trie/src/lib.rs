@@ -5,6 +5,7 @@ pub mod keccak;
 mod nibbles;
 mod node;
 mod prefetch;
+mod preserved;
 mod trie;
 
 use alloy_primitives::B256;
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 
 pub use alloy_trie::EMPTY_ROOT_HASH;
 pub use prefetch::prefetch_paths;
+pub use preserved::PreservedTrie;
 pub use trie::Trie;
 
 /// Why a trie operation failed; every variant comes from reading a node from the store.

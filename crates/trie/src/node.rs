@@ -59,7 +59,7 @@ impl NodeRef {
 
 /// A child slot. `Hash` is a stored node that has not been needed yet; it is
 /// only read from the store when a lookup or update walks through it.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) enum Child {
     #[default]
     Empty,
@@ -71,7 +71,7 @@ pub(crate) enum Child {
 /// reference must be recomputed; `dirty` means the node differs from what is in
 /// the store (kept separate from `cached` because `root_hash` fills the cache
 /// without persisting anything).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Cell {
     pub(crate) node: Node,
     pub(crate) cached: Option<NodeRef>,
@@ -90,7 +90,7 @@ impl Cell {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Node {
     Leaf { path: Vec<u8>, value: Vec<u8> },
     Extension { path: Vec<u8>, child: Child },

@@ -27,9 +27,19 @@ pub fn prefetch_paths<R: NodeReader + ?Sized>(
         return Ok(0);
     }
     let paths: Vec<Vec<u8>> = keys.iter().map(|k| unpack(k.as_slice())).collect();
+    read_levels(reader, &paths, (0..paths.len()).map(|key| (root, key, 0)))
+}
+
+/// Walks `paths` down from the stored nodes in `start` (`(node, key, nibbles of the key's
+/// path consumed to reach it)`), reading each level's distinct nodes once and in parallel.
+/// Returns how many nodes it read.
+pub(crate) fn read_levels<R: NodeReader + ?Sized>(
+    reader: &R,
+    paths: &[Vec<u8>],
+    start: impl IntoIterator<Item = (B256, usize, usize)>,
+) -> Result<usize, TrieError> {
     // Each stored node still to read, with the walks (key, nibbles consumed) waiting on it.
-    let mut level: Vec<(B256, Vec<(usize, usize)>)> =
-        vec![(root, (0..paths.len()).map(|k| (k, 0)).collect())];
+    let mut level = group(start);
     let mut read = 0;
     while !level.is_empty() {
         read += level.len();
@@ -49,19 +59,26 @@ pub fn prefetch_paths<R: NodeReader + ?Sized>(
             .into_iter()
             .flatten()
             .collect();
-        let mut grouped: FxHashMap<B256, Vec<(usize, usize)>> = FxHashMap::default();
-        for (hash, key, depth) in next {
-            grouped.entry(hash).or_default().push((key, depth));
-        }
-        level = grouped.into_iter().collect();
+        level = group(next);
     }
     Ok(read)
+}
+
+/// The walks waiting on each distinct node.
+fn group(
+    walks: impl IntoIterator<Item = (B256, usize, usize)>,
+) -> Vec<(B256, Vec<(usize, usize)>)> {
+    let mut grouped: FxHashMap<B256, Vec<(usize, usize)>> = FxHashMap::default();
+    for (hash, key, depth) in walks {
+        grouped.entry(hash).or_default().push((key, depth));
+    }
+    grouped.into_iter().collect()
 }
 
 /// From `node` (reached after `depth` nibbles of `path`), the next stored node on the
 /// path and the nibbles consumed to reach it; `None` where the walk ends. Nodes embedded
 /// in their parent are followed without a read.
-fn descend(mut node: &Node, path: &[u8], mut depth: usize) -> Option<(B256, usize)> {
+pub(crate) fn descend(mut node: &Node, path: &[u8], mut depth: usize) -> Option<(B256, usize)> {
     loop {
         let child = match node {
             Node::Leaf { .. } => return None,

@@ -8,7 +8,7 @@ use crate::{
     hash,
     nibbles::{common_prefix, concat, prepend, unpack},
     node::{decode, Cell, Child, Node, NodeRef},
-    NewNodes, NodeReader, TrieError, EMPTY_ROOT_HASH,
+    prefetch, NewNodes, NodeReader, PreservedTrie, TrieError, EMPTY_ROOT_HASH,
 };
 use alloy_primitives::B256;
 use rayon::prelude::*;
@@ -39,6 +39,29 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         Trie { reader, root, pending: 0 }
     }
 
+    /// Opens the trie at `preserved`'s root, starting from its decoded levels: only nodes
+    /// below them are read from `reader`.
+    pub fn from_preserved(reader: &'a R, preserved: PreservedTrie) -> Self {
+        Trie { reader, root: Child::Node(preserved.cell), pending: 0 }
+    }
+
+    /// Reads ahead, through `reader`, every stored node on the paths of `keys` that is not
+    /// already in memory, a trie level at a time with each level's reads in parallel (see
+    /// [`prefetch_paths`](crate::prefetch_paths)). Returns how many nodes it read. Only a
+    /// hint: a node missing from the store ends that walk silently, for the update to meet.
+    pub fn prefetch(&self, keys: &[B256]) -> Result<usize, TrieError> {
+        let paths: Vec<Vec<u8>> = keys.iter().map(|k| unpack(k.as_slice())).collect();
+        let start = paths.iter().enumerate().filter_map(|(key, path)| {
+            let (hash, depth) = match &self.root {
+                Child::Empty => return None,
+                Child::Hash(hash) => (*hash, 0),
+                Child::Node(cell) => prefetch::descend(&cell.node, path, 0)?,
+            };
+            Some((hash, key, depth))
+        });
+        prefetch::read_levels(self.reader, &paths, start)
+    }
+
     /// Value stored under `key`, if any.
     pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         get_at(self.reader, &mut self.root, &unpack(key))
@@ -66,7 +89,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     /// Applies many `(key, Some(value) | None)` updates. Later duplicates win.
     /// When the root is a branch and the batch is large, the 16 subtrees are
     /// updated in parallel, which overlaps the store reads of each subtree.
-    pub(crate) fn update_batch(
+    pub fn update_batch(
         &mut self,
         updates: impl IntoIterator<Item = (B256, Option<Vec<u8>>)>,
     ) -> Result<(), TrieError> {
@@ -172,6 +195,25 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     /// root node is always included when changed, even if shorter than 32
     /// bytes, so the trie can be reopened by its hash.
     pub fn commit(mut self) -> Result<(B256, NewNodes), TrieError> {
+        Ok(self.hash_and_collect())
+    }
+
+    /// As [`commit`](Self::commit), and also returns the trie's upper levels, decoded, up
+    /// to about `budget` bytes (see [`PreservedTrie`]) to open the next trie on this root
+    /// from. `None` for an empty trie or one never read.
+    pub fn commit_preserving(
+        mut self,
+        budget: usize,
+    ) -> Result<(B256, NewNodes, Option<PreservedTrie>), TrieError> {
+        let (root, nodes) = self.hash_and_collect();
+        let preserved = match std::mem::take(&mut self.root) {
+            Child::Node(cell) => Some(PreservedTrie::keep(root, cell, budget)),
+            Child::Empty | Child::Hash(_) => None,
+        };
+        Ok((root, nodes, preserved))
+    }
+
+    fn hash_and_collect(&mut self) -> (B256, NewNodes) {
         let parallel = self.pending >= PARALLEL_THRESHOLD;
         let mut nodes = NewNodes::new();
         let root = match &mut self.root {
@@ -179,7 +221,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
             Child::Hash(h) => *h,
             Child::Node(cell) => hash::hash_root(cell, Some(&mut nodes), parallel),
         };
-        Ok((root, nodes))
+        (root, nodes)
     }
 }
 

@@ -12,6 +12,7 @@ use crate::tables::{
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, Block, BlockAccessList, Receipt};
+use ethrex_trie::PreservedTrie;
 
 /// Flat state and trie changes of one block, ready to be written.
 #[derive(Debug, Default, Clone)]
@@ -26,10 +27,16 @@ pub struct StateUpdate {
     pub codes: Vec<(B256, Bytes)>,
     /// New trie nodes (RLP) by hash.
     pub trie_nodes: Vec<(B256, Vec<u8>)>,
+    /// The new account trie's upper levels, decoded, for the next block's root to start
+    /// from once this state is committed (`Store::take_preserved_trie`).
+    pub account_trie: Option<PreservedTrie>,
 }
 
 /// A block's batch, encoded and indexed, not yet committed (`Store::prepare_block`).
-pub struct PreparedCommit(PendingBatch);
+pub struct PreparedCommit {
+    batch: PendingBatch,
+    account_trie: Option<PreservedTrie>,
+}
 
 /// Everything one imported block writes, committed in one batch.
 pub struct BlockCommit<'a> {
@@ -68,7 +75,8 @@ pub(super) fn put_flat_state(
     }
 }
 
-/// A batch holding exactly `state`'s writes, sized up front.
+/// A batch holding exactly `state`'s writes, sized up front (`account_trie` is not a
+/// write: the caller keeps it).
 fn state_batch(state: StateUpdate) -> WriteBatch {
     let ops = state.accounts.len()
         + state.storage.len()
@@ -119,28 +127,34 @@ impl Store {
         &self,
         hash: B256,
         block: &Block,
-        state: StateUpdate,
+        mut state: StateUpdate,
     ) -> Result<(), StoreError> {
         let mut batch = WriteBatch::new();
         put_block_data(&mut batch, &hash, block);
         batch.put_entry::<Receipts>(&hash, &[] as &[Receipt]);
         batch.put_entry::<CanonicalHashes>(&0, hash);
+        let account_trie = state.account_trie.take();
         put_state(&mut batch, state);
         batch.put_entry::<Meta>(&MetaKey::Genesis, hash);
         batch.put_entry::<Meta>(&MetaKey::Head, hash);
-        self.write(batch)
+        self.write(batch)?;
+        self.preserve_trie(account_trie);
+        Ok(())
     }
 
     /// Commits a batch built by `prepare_block`: the block, its state changes and change
     /// set, and the block as the canonical head, all at once.
     pub fn commit_prepared(&self, prepared: PreparedCommit) -> Result<(), StoreError> {
-        self.accept(prepared.0)
+        self.accept(prepared.batch)?;
+        self.preserve_trie(prepared.account_trie);
+        Ok(())
     }
 
     /// Encodes and indexes everything a block writes, without writing it: the import
     /// builds the batch while it still checks the block, and drops it if a check fails.
     pub fn prepare_block(commit: BlockCommit<'_>) -> PreparedCommit {
-        let BlockCommit { hash, block, bal, receipts, state, change_set } = commit;
+        let BlockCommit { hash, block, bal, receipts, mut state, change_set } = commit;
+        let account_trie = state.account_trie.take();
         // The state part (thousands of trie nodes and slots) and the chain data (large
         // encodings) are built and indexed side by side; they write different tables.
         let (state_part, chain_part) = rayon::join(
@@ -158,6 +172,6 @@ impl Store {
                 PendingBatch::new(batch)
             },
         );
-        PreparedCommit(PendingBatch::concat(state_part, chain_part))
+        PreparedCommit { batch: PendingBatch::concat(state_part, chain_part), account_trie }
     }
 }

@@ -13,9 +13,10 @@ mod chain;
 mod commit;
 mod kind;
 mod state;
+mod trie;
 mod unwind;
 
-pub use cache::CacheSizes;
+pub use cache::{CacheSizes, ACCOUNT_TRIE_BYTES};
 pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
 pub use kind::DbKind;
 
@@ -45,6 +46,10 @@ pub struct Store {
     /// While a group is open (`begin_group`), accepted batches are visible to reads but
     /// held back from the persister; `end_group` writes them as one.
     group: Arc<parking_lot::Mutex<Option<Vec<Arc<PendingBatch>>>>>,
+    /// The upper levels of the last committed account trie, decoded (see `trie`).
+    preserved: Arc<parking_lot::Mutex<Option<ethrex_trie::PreservedTrie>>>,
+    /// How many bytes of decoded account trie nodes `preserved` may hold.
+    trie_memory: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Store {
@@ -84,6 +89,8 @@ impl Store {
             persister: Arc::new(persister),
             write_order: Arc::new(parking_lot::Mutex::new(())),
             group: Arc::new(parking_lot::Mutex::new(None)),
+            preserved: Arc::default(),
+            trie_memory: Arc::new(sizes.account_trie_bytes.into()),
         }
     }
 

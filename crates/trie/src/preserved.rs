@@ -1,0 +1,230 @@
+//! A trie's upper levels, decoded, kept in memory from one use to the next.
+//!
+//! Every block's state root walks the account trie from its root, and the first levels
+//! (one branch, then 16, then 256, ...) lie on nearly every block's paths. Reading them
+//! from the store again each block costs a lookup and a decode per node, and on a cold
+//! store one disk read per level before the next level can be read. After a commit,
+//! [`Trie::commit_preserving`](crate::Trie::commit_preserving) keeps the trie's nodes
+//! breadth-first up to a byte budget and turns everything below back into hash references;
+//! the next trie opened on that root ([`Trie::from_preserved`](crate::Trie::from_preserved))
+//! starts from them and reads the store only below.
+//!
+//! A preserved trie is the trie at its root hash (its nodes are the ones that hashed to
+//! it), and every node it references by hash was committed with it or before: it stays
+//! valid as long as the store keeps the nodes under those hashes.
+
+use crate::node::{Cell, Child, Node, NodeRef};
+use alloy_primitives::B256;
+
+/// The decoded upper levels of the trie at `root`.
+#[derive(Debug, Clone)]
+pub struct PreservedTrie {
+    pub(crate) root: B256,
+    pub(crate) cell: Box<Cell>,
+    nodes: usize,
+    bytes: usize,
+}
+
+impl PreservedTrie {
+    /// The root hash of the trie these levels belong to.
+    pub fn root(&self) -> B256 {
+        self.root
+    }
+
+    /// How many nodes are kept (embedded ones included).
+    pub fn nodes(&self) -> usize {
+        self.nodes
+    }
+
+    /// About how much memory the kept nodes take.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Keeps `cell` (the root of the trie at `root`, just committed: every node hashed,
+    /// none dirty) and its descendants breadth-first while their estimated size fits in
+    /// `budget` bytes; deeper nodes become hash references again. The root is always kept.
+    pub(crate) fn keep(root: B256, mut cell: Box<Cell>, budget: usize) -> Self {
+        let mut bytes = node_bytes(&cell.node);
+        let mut nodes = 1;
+        let mut level: Vec<&mut Cell> = vec![&mut cell];
+        while !level.is_empty() {
+            let mut next = Vec::new();
+            for cell in level {
+                let Cell { node, .. } = cell;
+                let children: &mut [Child] = match node {
+                    Node::Leaf { .. } => &mut [],
+                    Node::Extension { child, .. } => std::slice::from_mut(child),
+                    Node::Branch { children, .. } => &mut children[..],
+                };
+                for child in children {
+                    let Child::Node(inner) = &*child else { continue };
+                    let size = node_bytes(&inner.node);
+                    // Embedded nodes (an inline reference) go wherever their parent goes.
+                    if let Some(NodeRef::Hash(hash)) = inner.cached {
+                        if bytes + size > budget {
+                            *child = Child::Hash(hash);
+                            continue;
+                        }
+                    }
+                    bytes += size;
+                    nodes += 1;
+                    let Child::Node(inner) = child else { unreachable!("matched above") };
+                    next.push(&mut **inner);
+                }
+            }
+            level = next;
+        }
+        PreservedTrie { root, cell, nodes, bytes }
+    }
+}
+
+/// Estimated heap footprint of one decoded node.
+fn node_bytes(node: &Node) -> usize {
+    let cell = std::mem::size_of::<Cell>();
+    match node {
+        Node::Leaf { path, value } => cell + path.capacity() + value.capacity(),
+        Node::Extension { path, .. } => cell + path.capacity(),
+        Node::Branch { value, .. } => {
+            cell + std::mem::size_of::<[Child; 16]>() + value.as_ref().map_or(0, Vec::capacity)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{root_from_scratch, NodeReader, NodeRlp, Trie, TrieError, EMPTY_ROOT_HASH};
+    use alloy_primitives::{keccak256, B256};
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A node map counting its reads.
+    #[derive(Default)]
+    struct Counting {
+        nodes: HashMap<B256, Vec<u8>>,
+        reads: AtomicUsize,
+    }
+
+    impl NodeReader for Counting {
+        fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+            self.reads.fetch_add(1, Ordering::Relaxed);
+            self.nodes.get_node(hash)
+        }
+    }
+
+    fn key(i: u64) -> B256 {
+        keccak256(i.to_be_bytes())
+    }
+
+    /// Inserts `range` (value `tag`), removes every `remove_every`-th key of `removed`.
+    fn batch(
+        range: std::ops::Range<u64>,
+        tag: u8,
+        removed: std::ops::Range<u64>,
+        remove_every: u64,
+    ) -> Vec<(B256, Option<Vec<u8>>)> {
+        let mut updates: Vec<_> =
+            range.map(|i| (key(i), Some(vec![tag; 1 + i as usize % 40]))).collect();
+        updates.extend(removed.step_by(remove_every as usize).map(|i| (key(i), None)));
+        updates
+    }
+
+    fn apply(model: &mut BTreeMap<B256, Vec<u8>>, updates: &[(B256, Option<Vec<u8>>)]) {
+        for (k, v) in updates {
+            match v {
+                Some(v) => model.insert(*k, v.clone()),
+                None => model.remove(k),
+            };
+        }
+    }
+
+    #[test]
+    fn blocks_from_preserved_levels_match_fresh_tries_and_an_independent_root() {
+        let mut store = Counting::default();
+        let mut model = BTreeMap::new();
+        let genesis = batch(0..4000, 1, 0..0, 1);
+        apply(&mut model, &genesis);
+        let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
+        trie.update_batch(genesis).unwrap();
+        let (mut root, nodes, mut preserved) = trie.commit_preserving(64 << 10).unwrap();
+        store.nodes.extend(nodes);
+
+        // Blocks of inserts, overwrites and removals (branches collapsing), big enough
+        // for the parallel subtree update and small enough for the serial one.
+        let blocks = [
+            batch(3900..4300, 2, 0..600, 3),
+            batch(10..20, 3, 1000..1100, 7),
+            batch(4300..4301, 4, 0..4300, 2),
+            batch(0..0, 5, 1..4301, 1),
+        ];
+        for updates in blocks {
+            apply(&mut model, &updates);
+            let kept = preserved.take().expect("a non-empty trie keeps its root");
+            assert_eq!(kept.root(), root);
+            assert!(kept.bytes() <= (64 << 10) + 1024, "{} bytes kept", kept.bytes());
+
+            // The same block on a fresh trie over the store, as the reference.
+            let fresh_reads = store.reads.swap(0, Ordering::Relaxed);
+            let mut fresh = Trie::new(&store, root);
+            fresh.update_batch(updates.clone()).unwrap();
+            let (fresh_root, mut fresh_nodes) = fresh.commit().unwrap();
+            let reads_fresh = store.reads.swap(fresh_reads, Ordering::Relaxed);
+
+            let mut trie = Trie::from_preserved(&store, kept);
+            trie.update_batch(updates).unwrap();
+            let (new_root, mut new_nodes, next) = trie.commit_preserving(64 << 10).unwrap();
+            let reads_preserved = store.reads.load(Ordering::Relaxed) - fresh_reads;
+
+            assert_eq!(new_root, root_from_scratch(model.clone()));
+            assert_eq!(new_root, fresh_root);
+            fresh_nodes.sort();
+            new_nodes.sort();
+            assert_eq!(new_nodes, fresh_nodes, "both commits emit the same nodes");
+            assert!(
+                reads_preserved < reads_fresh,
+                "preserved levels read {reads_preserved} nodes, a fresh trie {reads_fresh}"
+            );
+            store.nodes.extend(new_nodes);
+            root = new_root;
+            preserved = next;
+        }
+        assert_eq!(model.len(), 0);
+        assert_eq!(root, EMPTY_ROOT_HASH);
+        assert!(preserved.is_none(), "an emptied trie keeps nothing");
+    }
+
+    #[test]
+    fn the_budget_bounds_what_is_kept_and_prefetch_starts_below_it() {
+        let mut store = Counting::default();
+        let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
+        trie.update_batch(batch(0..20_000, 1, 0..0, 1)).unwrap();
+        let (root, nodes, _) = trie.commit_preserving(0).unwrap();
+        store.nodes.extend(nodes);
+
+        let keys: Vec<B256> = (0..500).map(key).collect();
+        let mut kept_nodes = Vec::new();
+        let mut reads = Vec::new();
+        for budget in [0, 16 << 10, 256 << 10, usize::MAX] {
+            // Load every path once, keep up to `budget`, then prefetch the same paths.
+            let mut trie = Trie::new(&store, root);
+            trie.update_batch(keys.iter().map(|k| (*k, Some(vec![7])))).unwrap();
+            let (new_root, nodes, kept) = trie.commit_preserving(budget).unwrap();
+            store.nodes.extend(nodes);
+            let kept = kept.unwrap();
+            assert!(budget == 0 || budget == usize::MAX || kept.bytes() <= budget, "{budget}");
+            assert!(kept.nodes() >= 1);
+            kept_nodes.push(kept.nodes());
+            let trie = Trie::from_preserved(&store, kept);
+            store.reads.store(0, Ordering::Relaxed);
+            let read = trie.prefetch(&keys).unwrap();
+            assert_eq!(read, store.reads.load(Ordering::Relaxed));
+            reads.push(store.reads.load(Ordering::Relaxed));
+            assert_ne!(new_root, root);
+        }
+        assert_eq!(kept_nodes[0], 1, "budget 0 keeps the root only");
+        assert!(kept_nodes.windows(2).all(|w| w[0] < w[1]), "{kept_nodes:?}");
+        // Everything loaded is kept with no bound: nothing is left to read.
+        assert_eq!(*reads.last().unwrap(), 0, "{reads:?}");
+        assert!(reads.windows(2).all(|w| w[0] >= w[1]), "{reads:?}");
+    }
+}
