@@ -55,11 +55,15 @@ pub(crate) fn check_reads_against_trie<DB>(
             )));
         }
     }
+    // One trie per account: its nodes, once read, serve every slot looked up after.
+    let mut storage_tries: HashMap<Address, Trie<'_, Store>> = HashMap::new();
     for ((address, slot), value) in cache.cached_storage() {
         let in_trie = match trie_account(address)? {
             None => U256::ZERO,
             Some(account) => {
-                let mut storage = Trie::new(store, account.storage_root);
+                let storage = storage_tries
+                    .entry(address)
+                    .or_insert_with(|| Trie::new(store, account.storage_root));
                 match storage.get(keccak256(slot.to_be_bytes::<32>()).as_slice())? {
                     None => U256::ZERO,
                     Some(rlp) => U256::decode(&mut rlp.as_slice()).map_err(|e| {

@@ -138,7 +138,7 @@ pub fn compute_state_update_with(
     // The account trie starts from the levels the parent's commit kept in memory, if it
     // was the last one committed. Its paths are known up front: the nodes below those
     // levels are read beside the storage tries' work (see `Trie::prefetch`).
-    let (outcomes, account_trie) = rayon::join(
+    let (outcomes, mut account_trie) = rayon::join(
         || changes.par_iter().map(|c| account_outcome(store, pre, c)).collect::<Result<_, _>>(),
         || {
             let trie = match store.take_preserved_trie(parent_root) {
@@ -181,7 +181,6 @@ pub fn compute_state_update_with(
         update.wiped_storage.extend(o.wiped);
         update.trie_nodes.extend(o.nodes);
     }
-    let mut account_trie = account_trie;
     account_trie.update_batch(account_updates)?;
     let (root, nodes, levels) = account_trie.commit_preserving(store.trie_memory())?;
     update.trie_nodes.extend(nodes);

@@ -441,7 +441,6 @@ fn a_corrupted_read_is_an_error_or_harmless_never_a_wrong_state() {
                     assert!(!outcome.invalid_verdict, "{kind:?} {table:?} {flip:?}: {outcome:?}");
                 }
                 if table == Table::Code {
-                    assert!(!outcome.invalid_verdict, "{kind:?} {flip:?}: {outcome:?}");
                     let error = outcome.error.as_deref().unwrap_or("no error");
                     assert!(error.contains("corrupt code"), "{kind:?} {flip:?}: {error}");
                 }

@@ -100,7 +100,7 @@ fn a_value_evicted_from_the_cache_is_read_from_its_pending_batch() {
     // Far fewer cache entries than slots written: most reads miss the cache.
     let store = Store::with_cache_sizes(
         backend.clone(),
-        CacheSizes { trie_nodes: 16, accounts: 16, storage: 16, ..CacheSizes::default() },
+        CacheSizes { trie_nodes: 16, accounts: 16, storage: 16 },
     );
     let puts: Vec<(u64, u8)> = (0..200).map(|slot| (slot, (slot % 250) as u8 + 1)).collect();
     let gate = backend.gate.lock().unwrap();

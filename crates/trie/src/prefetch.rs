@@ -9,9 +9,8 @@
 //! diverges from it (a leaf, an empty child, an extension off its path); a node missing
 //! from the store ends that walk silently, and the update reports it.
 
-use crate::nibbles::unpack;
 use crate::node::{decode, Child, Node};
-use crate::{NodeReader, TrieError, EMPTY_ROOT_HASH};
+use crate::{NodeReader, TrieError};
 use alloy_primitives::B256;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -23,11 +22,7 @@ pub fn prefetch_paths<R: NodeReader + ?Sized>(
     root: B256,
     keys: &[B256],
 ) -> Result<usize, TrieError> {
-    if root == EMPTY_ROOT_HASH || keys.is_empty() {
-        return Ok(0);
-    }
-    let paths: Vec<Vec<u8>> = keys.iter().map(|k| unpack(k.as_slice())).collect();
-    read_levels(reader, &paths, (0..paths.len()).map(|key| (root, key, 0)))
+    crate::Trie::new(reader, root).prefetch(keys)
 }
 
 /// Walks `paths` down from the stored nodes in `start` (`(node, key, nibbles of the key's
@@ -106,7 +101,7 @@ pub(crate) fn descend(mut node: &Node, path: &[u8], mut depth: usize) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply_updates;
+    use crate::{apply_updates, EMPTY_ROOT_HASH};
     use alloy_primitives::keccak256;
     use std::collections::HashMap;
     use std::sync::Mutex;

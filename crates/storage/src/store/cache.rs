@@ -30,9 +30,6 @@ const STORAGE_CACHE_ENTRIES: usize = 1 << 21;
 const CODE_CACHE_BYTES: u64 = 64 << 20;
 const CODE_CACHE_ENTRIES: usize = 4096;
 
-/// The decoded upper levels of the account trie kept between blocks, by default.
-pub const ACCOUNT_TRIE_BYTES: usize = 32 << 20;
-
 /// How many entries the in-memory caches hold.
 #[derive(Debug, Clone, Copy)]
 pub struct CacheSizes {
@@ -42,8 +39,6 @@ pub struct CacheSizes {
     pub accounts: usize,
     /// Storage slots of the head.
     pub storage: usize,
-    /// Bytes of decoded account trie nodes kept between blocks (the trie's upper levels).
-    pub account_trie_bytes: usize,
 }
 
 impl Default for CacheSizes {
@@ -52,7 +47,6 @@ impl Default for CacheSizes {
             trie_nodes: NODE_CACHE_ENTRIES,
             accounts: ACCOUNT_CACHE_ENTRIES,
             storage: STORAGE_CACHE_ENTRIES,
-            account_trie_bytes: ACCOUNT_TRIE_BYTES,
         }
     }
 }

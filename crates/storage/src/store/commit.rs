@@ -76,7 +76,7 @@ pub(super) fn put_flat_state(
 }
 
 /// A batch holding exactly `state`'s writes, sized up front (`account_trie` is not a
-/// write: the caller keeps it).
+/// write: a caller that keeps it takes it out first).
 fn state_batch(state: StateUpdate) -> WriteBatch {
     let ops = state.accounts.len()
         + state.storage.len()

@@ -16,9 +16,10 @@ mod state;
 mod trie;
 mod unwind;
 
-pub use cache::{CacheSizes, ACCOUNT_TRIE_BYTES};
+pub use cache::CacheSizes;
 pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
 pub use kind::DbKind;
+pub use trie::ACCOUNT_TRIE_BYTES;
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::codec::Key;
@@ -48,7 +49,8 @@ pub struct Store {
     group: Arc<parking_lot::Mutex<Option<Vec<Arc<PendingBatch>>>>>,
     /// The upper levels of the last committed account trie, decoded (see `trie`).
     preserved: Arc<parking_lot::Mutex<Option<ethrex_trie::PreservedTrie>>>,
-    /// How many bytes of decoded account trie nodes `preserved` may hold.
+    /// How many bytes of decoded account trie nodes `preserved` may hold
+    /// (`set_trie_memory`; `ACCOUNT_TRIE_BYTES` by default).
     trie_memory: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -90,7 +92,7 @@ impl Store {
             write_order: Arc::new(parking_lot::Mutex::new(())),
             group: Arc::new(parking_lot::Mutex::new(None)),
             preserved: Arc::default(),
-            trie_memory: Arc::new(sizes.account_trie_bytes.into()),
+            trie_memory: Arc::new(ACCOUNT_TRIE_BYTES.into()),
         }
     }
 

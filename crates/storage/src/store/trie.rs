@@ -12,6 +12,9 @@ use super::Store;
 use ethrex_trie::PreservedTrie;
 use std::sync::atomic::Ordering;
 
+/// The decoded upper levels of the account trie kept between blocks, by default.
+pub const ACCOUNT_TRIE_BYTES: usize = 32 << 20;
+
 impl Store {
     /// The kept upper levels of the account trie at `root`, handed over (the next commit
     /// puts new ones back); `None` if the levels kept are another root's or none are.
@@ -33,11 +36,6 @@ impl Store {
     /// Sets `trie_memory`; 0 keeps only the root node.
     pub fn set_trie_memory(&self, bytes: usize) {
         self.trie_memory.store(bytes, Ordering::Relaxed);
-    }
-
-    /// The kept levels' size in nodes and bytes, if any are kept.
-    pub fn preserved_trie_size(&self) -> Option<(usize, usize)> {
-        self.preserved.lock().as_ref().map(|kept| (kept.nodes(), kept.bytes()))
     }
 
     /// Makes `levels` (of a state just committed) the ones kept.
@@ -96,12 +94,12 @@ mod tests {
         let store = Store::in_memory();
         let (genesis_root, state) = update(&store, None, EMPTY_ROOT_HASH, 0..300);
         store.commit_genesis(B256::repeat_byte(1), &block(0, B256::ZERO), state).unwrap();
-        assert!(store.preserved_trie_size().is_some_and(|(nodes, _)| nodes > 1));
         assert!(store.take_preserved_trie(B256::repeat_byte(9)).is_none(), "another root");
 
         // Block 1, built on the genesis levels, prepared and then dropped (as an invalid
         // block is): the genesis levels were handed over and nothing replaces them.
         let levels = store.take_preserved_trie(genesis_root).expect("genesis levels");
+        assert!(levels.nodes() > 1, "more than the root kept");
         assert!(store.take_preserved_trie(genesis_root).is_none(), "handed over once");
         let (_, state) = update(&store, Some(levels), genesis_root, 300..310);
         drop(Store::prepare_block(BlockCommit {
