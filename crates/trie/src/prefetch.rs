@@ -30,6 +30,7 @@ pub fn prefetch_paths<R: NodeReader + ?Sized>(
 /// Returns how many nodes it read.
 pub(crate) fn read_levels<R: NodeReader + ?Sized>(
     reader: &R,
+    owner: Option<&B256>,
     paths: &[Vec<u8>],
     start: impl IntoIterator<Item = (B256, usize, usize)>,
 ) -> Result<usize, TrieError> {
@@ -41,7 +42,13 @@ pub(crate) fn read_levels<R: NodeReader + ?Sized>(
         let next: Vec<(B256, usize, usize)> = level
             .par_iter()
             .map(|(hash, walks)| -> Result<Vec<(B256, usize, usize)>, TrieError> {
-                let Some(rlp) = reader.get_node(hash)? else { return Ok(Vec::new()) };
+                // Every walk waiting on a node reached it by the same position or by one
+                // holding the same node; the first one's is as good as any.
+                let (key, depth) = walks[0];
+                let position = &paths[key][..depth];
+                let Some(rlp) = reader.get_node(owner, position, hash)? else {
+                    return Ok(Vec::new());
+                };
                 let node = decode(&rlp, *hash)?;
                 Ok(walks
                     .iter()
@@ -113,9 +120,14 @@ mod tests {
     }
 
     impl NodeReader for Recording {
-        fn get_node(&self, hash: &B256) -> Result<Option<crate::NodeRlp>, TrieError> {
+        fn get_node(
+            &self,
+            owner: Option<&B256>,
+            path: &[u8],
+            hash: &B256,
+        ) -> Result<Option<crate::NodeRlp>, TrieError> {
             self.reads.lock().unwrap().push(*hash);
-            self.nodes.get_node(hash)
+            self.nodes.get_node(owner, path, hash)
         }
     }
 
@@ -123,7 +135,7 @@ mod tests {
         let empty: HashMap<B256, Vec<u8>> = HashMap::new();
         let updates = (0..n).map(|i| (keccak256(i.to_be_bytes()), Some(vec![1, 2, 3])));
         let (root, nodes) = apply_updates(&empty, EMPTY_ROOT_HASH, updates).unwrap();
-        (root, nodes.into_iter().collect())
+        (root, nodes.into_hashed().collect())
     }
 
     #[test]

@@ -106,9 +106,14 @@ mod tests {
     }
 
     impl NodeReader for Counting {
-        fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+        fn get_node(
+            &self,
+            owner: Option<&B256>,
+            path: &[u8],
+            hash: &B256,
+        ) -> Result<Option<NodeRlp>, TrieError> {
             self.reads.fetch_add(1, Ordering::Relaxed);
-            self.nodes.get_node(hash)
+            self.nodes.get_node(owner, path, hash)
         }
     }
 
@@ -147,7 +152,7 @@ mod tests {
         let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
         trie.update_batch(genesis).unwrap();
         let (mut root, nodes, mut preserved) = trie.commit_preserving(64 << 10).unwrap();
-        store.nodes.extend(nodes);
+        store.nodes.extend(nodes.into_hashed());
 
         // Blocks of inserts, overwrites and removals (branches collapsing), big enough
         // for the parallel subtree update and small enough for the serial one.
@@ -177,14 +182,14 @@ mod tests {
 
             assert_eq!(new_root, root_from_scratch(model.clone()));
             assert_eq!(new_root, fresh_root);
-            fresh_nodes.sort();
-            new_nodes.sort();
+            fresh_nodes.nodes.sort();
+            new_nodes.nodes.sort();
             assert_eq!(new_nodes, fresh_nodes, "both commits emit the same nodes");
             assert!(
                 reads_preserved < reads_fresh,
                 "preserved levels read {reads_preserved} nodes, a fresh trie {reads_fresh}"
             );
-            store.nodes.extend(new_nodes);
+            store.nodes.extend(new_nodes.into_hashed());
             root = new_root;
             preserved = next;
         }
@@ -199,7 +204,7 @@ mod tests {
         let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
         trie.update_batch(batch(0..20_000, 1, 0..0, 1)).unwrap();
         let (root, nodes, _) = trie.commit_preserving(0).unwrap();
-        store.nodes.extend(nodes);
+        store.nodes.extend(nodes.into_hashed());
 
         let keys: Vec<B256> = (0..500).map(key).collect();
         let mut kept_nodes = Vec::new();
@@ -209,7 +214,7 @@ mod tests {
             let mut trie = Trie::new(&store, root);
             trie.update_batch(keys.iter().map(|k| (*k, Some(vec![7])))).unwrap();
             let (new_root, nodes, kept) = trie.commit_preserving(budget).unwrap();
-            store.nodes.extend(nodes);
+            store.nodes.extend(nodes.into_hashed());
             let kept = kept.unwrap();
             assert!(budget == 0 || budget == usize::MAX || kept.bytes() <= budget, "{budget}");
             assert!(kept.nodes() >= 1);

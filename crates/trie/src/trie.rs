@@ -3,12 +3,18 @@
 //! Every function works on a `Child` slot so that a subtree can be replaced
 //! in place (e.g. a leaf turning into a branch) without touching its parent.
 //! A node is only read from the store when an operation walks through it.
+//!
+//! Nodes are stored by position (see [`NodeReader`]). An operation on a key walks with
+//! the whole key at hand: the position of a slot whose remaining path is `path` is the
+//! key without that suffix. Every position whose stored node an operation makes obsolete
+//! (a removed leaf, a child merged into its parent, an emptied trie's root) is recorded,
+//! so the commit can delete it.
 
 use crate::{
     hash,
     nibbles::{common_prefix, concat, prepend, unpack},
     node::{decode, Cell, Child, Node, NodeRef},
-    prefetch, NewNodes, NodeReader, PreservedTrie, TrieError, EMPTY_ROOT_HASH,
+    prefetch, NodeReader, PreservedTrie, StoredNode, TrieError, TrieUpdates, EMPTY_ROOT_HASH,
 };
 use alloy_primitives::B256;
 use rayon::prelude::*;
@@ -26,23 +32,55 @@ type PathUpdate = (Vec<u8>, Option<Vec<u8>>);
 /// root and the nodes the caller must persist.
 pub struct Trie<'a, R: NodeReader + ?Sized> {
     reader: &'a R,
+    /// `None` for the account trie, else the hashed address whose storage this is.
+    owner: Option<B256>,
     root: Child,
+    /// Positions whose stored node the changes so far made obsolete (may repeat, and may
+    /// hold a position written again later; `commit` sorts that out).
+    removed: Vec<Vec<u8>>,
     /// Changes since the last hash, used to decide whether hashing is worth
     /// parallelising.
     pending: usize,
 }
 
 impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
-    /// Opens the trie at `root`; nothing is read until it is needed.
+    /// Opens the account trie (or a standalone one) at `root`; nothing is read until it
+    /// is needed.
     pub fn new(reader: &'a R, root: B256) -> Self {
-        let root = if root == EMPTY_ROOT_HASH { Child::Empty } else { Child::Hash(root) };
-        Trie { reader, root, pending: 0 }
+        Self::open(reader, None, root)
     }
 
-    /// Opens the trie at `preserved`'s root, starting from its decoded levels: only nodes
-    /// below them are read from `reader`.
+    /// Opens the storage trie of the account whose hashed address is `owner`, at `root`.
+    pub fn storage(reader: &'a R, owner: B256, root: B256) -> Self {
+        Self::open(reader, Some(owner), root)
+    }
+
+    fn open(reader: &'a R, owner: Option<B256>, root: B256) -> Self {
+        let root = if root == EMPTY_ROOT_HASH { Child::Empty } else { Child::Hash(root) };
+        Trie { reader, owner, root, removed: Vec::new(), pending: 0 }
+    }
+
+    /// Opens the account trie at `preserved`'s root, starting from its decoded levels:
+    /// only nodes below them are read from `reader`.
     pub fn from_preserved(reader: &'a R, preserved: PreservedTrie) -> Self {
-        Trie { reader, root: Child::Node(preserved.cell), pending: 0 }
+        Trie {
+            reader,
+            owner: None,
+            root: Child::Node(preserved.cell),
+            removed: Vec::new(),
+            pending: 0,
+        }
+    }
+
+    /// The walk context for one key of this trie.
+    fn walk<'w>(&'w mut self, key: &'w [u8]) -> (Walk<'w, R>, &'w mut Child) {
+        let walk = Walk {
+            reader: self.reader,
+            owner: self.owner.as_ref(),
+            key,
+            removed: &mut self.removed,
+        };
+        (walk, &mut self.root)
     }
 
     /// Reads ahead, through `reader`, every stored node on the paths of `keys` that is not
@@ -59,12 +97,14 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
             };
             Some((hash, key, depth))
         });
-        prefetch::read_levels(self.reader, &paths, start)
+        prefetch::read_levels(self.reader, self.owner.as_ref(), &paths, start)
     }
 
     /// Value stored under `key`, if any.
     pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        get_at(self.reader, &mut self.root, &unpack(key))
+        let key = unpack(key);
+        let (walk, root) = self.walk(&key);
+        get_at(&walk, root, &key)
     }
 
     /// Sets `key` to `value`; an empty value removes the key.
@@ -72,7 +112,9 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         if value.is_empty() {
             return self.remove(key);
         }
-        if insert_at(self.reader, &mut self.root, &unpack(key), value)? {
+        let key = unpack(key);
+        let (mut walk, root) = self.walk(&key);
+        if insert_at(&mut walk, root, &key, value)? {
             self.pending += 1;
         }
         Ok(())
@@ -80,7 +122,9 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
 
     /// Removes `key`; removing an absent key is a no-op.
     pub fn remove(&mut self, key: &[u8]) -> Result<(), TrieError> {
-        if remove_at(self.reader, &mut self.root, &unpack(key))? {
+        let key = unpack(key);
+        let (mut walk, root) = self.walk(&key);
+        if remove_at(&mut walk, root, &key)? {
             self.pending += 1;
         }
         Ok(())
@@ -113,9 +157,10 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
             }
             let (first, tail) = rest.split_first_mut().expect("non-empty");
             let value = first.1.take();
+            let (mut walk, root) = self.walk(&first.0);
             let changed = match value {
-                Some(v) => insert_at(self.reader, &mut self.root, &first.0, v)?,
-                None => remove_at(self.reader, &mut self.root, &first.0)?,
+                Some(v) => insert_at(&mut walk, root, &first.0, v)?,
+                None => remove_at(&mut walk, root, &first.0)?,
             };
             self.pending += changed as usize;
             rest = tail;
@@ -125,7 +170,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
 
     fn root_is_branch(&mut self) -> Result<bool, TrieError> {
         Ok(matches!(
-            cell_mut(self.reader, &mut self.root)?,
+            cell_mut(self.reader, self.owner.as_ref(), &[], &mut self.root)?,
             Some(Cell { node: Node::Branch { .. }, .. })
         ))
     }
@@ -134,6 +179,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     /// (they are 64-nibble paths here), and the root must be a branch.
     fn update_subtrees_parallel(&mut self, updates: &mut [PathUpdate]) -> Result<(), TrieError> {
         let reader = self.reader;
+        let owner = self.owner.as_ref();
         let Child::Node(cell) = &mut self.root else { unreachable!("root resolved to a branch") };
         let Node::Branch { children, .. } = &mut cell.node else {
             unreachable!("root is a branch")
@@ -149,33 +195,37 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
             rest = tail;
         }
 
-        let results: Vec<Result<usize, TrieError>> = children
+        let results: Vec<Result<(usize, Vec<Vec<u8>>), TrieError>> = children
             .par_iter_mut()
             .zip(groups.into_par_iter())
             .map(|(child, group)| {
                 let mut changed = 0;
+                let mut removed = Vec::new();
                 for (key, value) in group.iter_mut() {
+                    let mut walk = Walk { reader, owner, key, removed: &mut removed };
                     let hit = match value.take() {
-                        Some(v) => insert_at(reader, child, &key[1..], v)?,
-                        None => remove_at(reader, child, &key[1..])?,
+                        Some(v) => insert_at(&mut walk, child, &key[1..], v)?,
+                        None => remove_at(&mut walk, child, &key[1..])?,
                     };
                     changed += hit as usize;
                 }
-                Ok(changed)
+                Ok((changed, removed))
             })
             .collect();
         let mut changed = 0;
         for r in results {
-            changed += r?;
+            let (n, removed) = r?;
+            changed += n;
+            self.removed.extend(removed);
         }
         if changed == 0 {
             return Ok(());
         }
         self.pending += changed;
         cell.mark_dirty();
-        prepare_collapse(reader, &mut cell.node)?;
+        prepare_collapse(reader, owner, &[], &mut cell.node)?;
         let Child::Node(cell) = std::mem::take(&mut self.root) else { unreachable!() };
-        self.root = normalize(cell);
+        self.root = normalize(cell, &[], &mut self.removed);
         Ok(())
     }
 
@@ -190,11 +240,11 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         })
     }
 
-    /// Consumes the trie, returning its root and every node created or
-    /// changed since it was opened (never nodes already in the store). The
-    /// root node is always included when changed, even if shorter than 32
-    /// bytes, so the trie can be reopened by its hash.
-    pub fn commit(mut self) -> Result<(B256, NewNodes), TrieError> {
+    /// Consumes the trie, returning its root and what changed since it was opened: every
+    /// node created or changed, at its position (never nodes already in the store), and
+    /// the positions whose stored node is gone. The root node is always stored when
+    /// changed, even if shorter than 32 bytes, so the trie can be reopened by its hash.
+    pub fn commit(mut self) -> Result<(B256, TrieUpdates), TrieError> {
         Ok(self.hash_and_collect())
     }
 
@@ -204,7 +254,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     pub fn commit_preserving(
         mut self,
         budget: usize,
-    ) -> Result<(B256, NewNodes, Option<PreservedTrie>), TrieError> {
+    ) -> Result<(B256, TrieUpdates, Option<PreservedTrie>), TrieError> {
         let (root, nodes) = self.hash_and_collect();
         let preserved = match std::mem::take(&mut self.root) {
             Child::Node(cell) => Some(PreservedTrie::keep(root, cell, budget)),
@@ -213,21 +263,60 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         Ok((root, nodes, preserved))
     }
 
-    fn hash_and_collect(&mut self) -> (B256, NewNodes) {
+    fn hash_and_collect(&mut self) -> (B256, TrieUpdates) {
         let parallel = self.pending >= PARALLEL_THRESHOLD;
-        let mut nodes = NewNodes::new();
+        let mut nodes: Vec<StoredNode> = Vec::new();
+        let mut removed = std::mem::take(&mut self.removed);
         let root = match &mut self.root {
-            Child::Empty => EMPTY_ROOT_HASH,
+            Child::Empty => {
+                // An emptied trie stores nothing, not even its root.
+                if !removed.is_empty() {
+                    removed.push(Vec::new());
+                }
+                EMPTY_ROOT_HASH
+            }
             Child::Hash(h) => *h,
-            Child::Node(cell) => hash::hash_root(cell, Some(&mut nodes), parallel),
+            Child::Node(cell) => hash::hash_root(cell, Some((&mut nodes, &mut removed)), parallel),
         };
-        (root, nodes)
+        // A position removed and then written again keeps the written node.
+        if !removed.is_empty() {
+            removed.sort_unstable();
+            removed.dedup();
+            if !nodes.is_empty() {
+                let written: rustc_hash::FxHashSet<&[u8]> =
+                    nodes.iter().map(|n| n.path.as_slice()).collect();
+                removed.retain(|path| !written.contains(path.as_slice()));
+            }
+        }
+        (root, TrieUpdates { owner: self.owner, nodes, removed })
     }
 }
 
-/// Reads and decodes a stored node.
-fn load<R: NodeReader + ?Sized>(reader: &R, hash: B256) -> Result<Box<Cell>, TrieError> {
-    let rlp = reader.get_node(&hash)?.ok_or(TrieError::MissingNode(hash))?;
+/// What a walk down one key's path needs besides the slot it is at: the store, which
+/// trie, the whole key (a slot whose remaining path is `path` sits at the key without
+/// that suffix) and where obsolete positions are recorded.
+pub(crate) struct Walk<'w, R: ?Sized> {
+    pub(crate) reader: &'w R,
+    pub(crate) owner: Option<&'w B256>,
+    pub(crate) key: &'w [u8],
+    pub(crate) removed: &'w mut Vec<Vec<u8>>,
+}
+
+impl<R: ?Sized> Walk<'_, R> {
+    /// The position of the slot whose remaining path is `path` (a suffix of the key).
+    fn position(&self, path: &[u8]) -> &[u8] {
+        &self.key[..self.key.len() - path.len()]
+    }
+}
+
+/// Reads and decodes the node stored at `position` under `hash`.
+fn load<R: NodeReader + ?Sized>(
+    reader: &R,
+    owner: Option<&B256>,
+    position: &[u8],
+    hash: B256,
+) -> Result<Box<Cell>, TrieError> {
+    let rlp = reader.get_node(owner, position, &hash)?.ok_or(TrieError::MissingNode(hash))?;
     let node = decode(&rlp, hash)?;
     // Only a root can legitimately be stored while shorter than 32 bytes; it
     // keeps its inline form so that, were it ever embedded, its parent would
@@ -236,13 +325,15 @@ fn load<R: NodeReader + ?Sized>(reader: &R, hash: B256) -> Result<Box<Cell>, Tri
     Ok(Box::new(Cell { node, cached: Some(cached), dirty: false }))
 }
 
-/// Loads the slot if it is an unresolved hash and returns its node.
+/// Loads the slot (at `position`) if it is an unresolved hash and returns its node.
 fn cell_mut<'c, R: NodeReader + ?Sized>(
     reader: &R,
+    owner: Option<&B256>,
+    position: &[u8],
     slot: &'c mut Child,
 ) -> Result<Option<&'c mut Cell>, TrieError> {
     if let Child::Hash(h) = *slot {
-        *slot = Child::Node(load(reader, h)?);
+        *slot = Child::Node(load(reader, owner, position, h)?);
     }
     Ok(match slot {
         Child::Node(cell) => Some(cell),
@@ -251,22 +342,22 @@ fn cell_mut<'c, R: NodeReader + ?Sized>(
 }
 
 fn get_at<R: NodeReader + ?Sized>(
-    reader: &R,
+    walk: &Walk<'_, R>,
     slot: &mut Child,
     path: &[u8],
 ) -> Result<Option<Vec<u8>>, TrieError> {
-    let Some(cell) = cell_mut(reader, slot)? else {
+    let Some(cell) = cell_mut(walk.reader, walk.owner, walk.position(path), slot)? else {
         return Ok(None);
     };
     match &mut cell.node {
         Node::Leaf { path: p, value } => Ok((p.as_slice() == path).then(|| value.clone())),
         Node::Extension { path: p, child } => match path.strip_prefix(p.as_slice()) {
-            Some(rest) => get_at(reader, child, rest),
+            Some(rest) => get_at(walk, child, rest),
             None => Ok(None),
         },
         Node::Branch { children, value } => match path.split_first() {
             None => Ok(value.clone()),
-            Some((&n, rest)) => get_at(reader, &mut children[n as usize], rest),
+            Some((&n, rest)) => get_at(walk, &mut children[n as usize], rest),
         },
     }
 }
@@ -296,12 +387,12 @@ fn over_branch(prefix: &[u8], branch: Node) -> Node {
 
 /// Returns whether anything changed, so unchanged writes do not dirty nodes.
 pub(crate) fn insert_at<R: NodeReader + ?Sized>(
-    reader: &R,
+    walk: &mut Walk<'_, R>,
     slot: &mut Child,
     path: &[u8],
     value: Vec<u8>,
 ) -> Result<bool, TrieError> {
-    let Some(cell) = cell_mut(reader, slot)? else {
+    let Some(cell) = cell_mut(walk.reader, walk.owner, walk.position(path), slot)? else {
         *slot = new_leaf(path, value);
         return Ok(true);
     };
@@ -324,7 +415,7 @@ pub(crate) fn insert_at<R: NodeReader + ?Sized>(
         Node::Extension { path: ep, child } => {
             let c = common_prefix(ep, path);
             if c == ep.len() {
-                if !insert_at(reader, child, &path[c..], value)? {
+                if !insert_at(walk, child, &path[c..], value)? {
                     return Ok(false);
                 }
             } else {
@@ -352,7 +443,7 @@ pub(crate) fn insert_at<R: NodeReader + ?Sized>(
                 *bv = Some(value);
             }
             Some((&n, rest)) => {
-                if !insert_at(reader, &mut children[n as usize], rest, value)? {
+                if !insert_at(walk, &mut children[n as usize], rest, value)? {
                     return Ok(false);
                 }
             }
@@ -364,11 +455,11 @@ pub(crate) fn insert_at<R: NodeReader + ?Sized>(
 
 /// Returns whether the key existed.
 pub(crate) fn remove_at<R: NodeReader + ?Sized>(
-    reader: &R,
+    walk: &mut Walk<'_, R>,
     slot: &mut Child,
     path: &[u8],
 ) -> Result<bool, TrieError> {
-    let Some(cell) = cell_mut(reader, slot)? else {
+    let Some(cell) = cell_mut(walk.reader, walk.owner, walk.position(path), slot)? else {
         return Ok(false);
     };
     match &mut cell.node {
@@ -377,13 +468,15 @@ pub(crate) fn remove_at<R: NodeReader + ?Sized>(
                 return Ok(false);
             }
             *slot = Child::Empty;
+            let position = walk.position(path).to_vec();
+            walk.removed.push(position);
             return Ok(true);
         }
         Node::Extension { path: ep, child } => {
             let Some(rest) = path.strip_prefix(ep.as_slice()) else {
                 return Ok(false);
             };
-            if !remove_at(reader, child, rest)? {
+            if !remove_at(walk, child, rest)? {
                 return Ok(false);
             }
         }
@@ -395,17 +488,18 @@ pub(crate) fn remove_at<R: NodeReader + ?Sized>(
                     }
                 }
                 Some((&n, rest)) => {
-                    if !remove_at(reader, &mut children[n as usize], rest)? {
+                    if !remove_at(walk, &mut children[n as usize], rest)? {
                         return Ok(false);
                     }
                 }
             }
-            prepare_collapse(reader, &mut cell.node)?;
+            prepare_collapse(walk.reader, walk.owner, walk.position(path), &mut cell.node)?;
         }
     }
     cell.mark_dirty();
     let Child::Node(cell) = std::mem::take(slot) else { unreachable!() };
-    *slot = normalize(cell);
+    let position = walk.key.len() - path.len();
+    *slot = normalize(cell, &walk.key[..position], walk.removed);
     Ok(true)
 }
 
@@ -413,31 +507,42 @@ pub(crate) fn remove_at<R: NodeReader + ?Sized>(
 /// knowing whether that child is a leaf, extension or branch. Loading it here,
 /// before anything is restructured, keeps `normalize` infallible so an I/O
 /// error never leaves a half-rewritten subtree.
-fn prepare_collapse<R: NodeReader + ?Sized>(reader: &R, node: &mut Node) -> Result<(), TrieError> {
+fn prepare_collapse<R: NodeReader + ?Sized>(
+    reader: &R,
+    owner: Option<&B256>,
+    position: &[u8],
+    node: &mut Node,
+) -> Result<(), TrieError> {
     let Node::Branch { children, value: None } = node else {
         return Ok(());
     };
-    let mut occupied = children.iter_mut().filter(|c| !matches!(c, Child::Empty));
-    if let (Some(only), None) = (occupied.next(), occupied.next()) {
-        cell_mut(reader, only)?;
+    let mut occupied =
+        children.iter_mut().enumerate().filter(|(_, c)| !matches!(c, Child::Empty));
+    if let (Some((index, only)), None) = (occupied.next(), occupied.next()) {
+        cell_mut(reader, owner, &concat(position, &[index as u8]), only)?;
     }
     Ok(())
 }
 
-/// Restores the canonical shape of a node after a removal below it:
-/// a branch with one entry merges into its remaining child, and an extension
-/// absorbs a child that stopped being a branch.
-fn normalize(mut cell: Box<Cell>) -> Child {
+/// Restores the canonical shape of the node at `position` after a removal below it:
+/// a branch with one entry merges into its remaining child, and an extension absorbs a
+/// child that stopped being a branch. Records the positions left without a node.
+fn normalize(mut cell: Box<Cell>, position: &[u8], removed: &mut Vec<Vec<u8>>) -> Child {
     let replacement = match &mut cell.node {
         Node::Leaf { .. } => None,
         Node::Extension { path, child } => match child {
-            Child::Empty => return Child::Empty,
+            Child::Empty => {
+                removed.push(position.to_vec());
+                return Child::Empty;
+            }
             Child::Hash(_) => None,
             Child::Node(inner) => match &mut inner.node {
                 Node::Leaf { path: ip, value } => {
+                    removed.push(concat(position, path));
                     Some(Node::Leaf { path: concat(path, ip), value: std::mem::take(value) })
                 }
                 Node::Extension { path: ip, child: ic } => {
+                    removed.push(concat(position, path));
                     Some(Node::Extension { path: concat(path, ip), child: std::mem::take(ic) })
                 }
                 Node::Branch { .. } => None,
@@ -450,12 +555,21 @@ fn normalize(mut cell: Box<Cell>) -> Child {
                 .filter(|(_, c)| !matches!(c, Child::Empty))
                 .map(|(i, _)| i);
             match (occupied.next(), occupied.next(), value.is_some()) {
-                (None, _, false) => return Child::Empty,
+                (None, _, false) => {
+                    removed.push(position.to_vec());
+                    return Child::Empty;
+                }
                 (None, _, true) => {
                     Some(Node::Leaf { path: Vec::new(), value: value.take().expect("checked") })
                 }
                 (Some(i), None, false) => {
-                    Some(collapse_into(i as u8, std::mem::take(&mut children[i])))
+                    let child = std::mem::take(&mut children[i]);
+                    if matches!(&child, Child::Node(inner) if !matches!(inner.node, Node::Branch { .. }))
+                    {
+                        // The child merges into this node: its own position empties.
+                        removed.push(concat(position, &[i as u8]));
+                    }
+                    Some(collapse_into(i as u8, child))
                 }
                 _ => None,
             }

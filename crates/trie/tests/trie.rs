@@ -6,7 +6,7 @@
 use alloy_primitives::{b256, keccak256, B256};
 use alloy_rlp::{Encodable, Header};
 use ethrex_trie::{
-    apply_updates, root_from_scratch, NewNodes, NodeReader, Trie, TrieError, EMPTY_ROOT_HASH,
+    apply_updates, PathStore, root_from_scratch, NodeReader, Trie, TrieError, TrieUpdates, EMPTY_ROOT_HASH,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::{BTreeMap, HashMap};
@@ -28,8 +28,8 @@ fn random_value(rng: &mut StdRng) -> Vec<u8> {
     (0..len).map(|_| rng.random()).collect()
 }
 
-fn store_nodes(store: &mut Store, nodes: NewNodes) {
-    for (hash, rlp) in nodes {
+fn store_nodes(store: &mut Store, nodes: TrieUpdates) {
+    for (hash, rlp) in nodes.into_hashed() {
         assert_eq!(keccak256(&rlp), hash, "emitted node is not content-addressed");
         store.insert(hash, rlp);
     }
@@ -375,8 +375,8 @@ fn batch_and_sequential_produce_identical_nodes() {
     // Either order may rebuild a node identical to one already stored (e.g. a
     // leaf merged up by a delete and split back down by a later insert);
     // writing it again is harmless. Everything else must match exactly.
-    let fresh = |nodes: Vec<(B256, Vec<u8>)>| -> BTreeMap<B256, Vec<u8>> {
-        nodes.into_iter().filter(|(h, _)| !store.contains_key(h)).collect()
+    let fresh = |nodes: TrieUpdates| -> BTreeMap<B256, Vec<u8>> {
+        nodes.into_hashed().filter(|(h, _)| !store.contains_key(h)).collect()
     };
     let (f1, f2) = (fresh(n1), fresh(n2));
     assert!(
@@ -452,7 +452,8 @@ fn delete_everything_gives_empty_root() {
         }
         let (root, nodes) = trie.commit().unwrap();
         assert_eq!(root, EMPTY_ROOT_HASH);
-        assert!(nodes.is_empty());
+        assert!(nodes.nodes.is_empty());
+        assert!(nodes.removed.contains(&Vec::new()), "an emptied trie deletes its root");
 
         let (root, _) = apply_updates(
             &store,
@@ -497,13 +498,13 @@ fn commit_emits_only_new_nodes() {
     let hashed = trie.root_hash().unwrap();
     let (root, nodes) = trie.commit().unwrap();
     assert_eq!(root, hashed);
-    let count = nodes.len();
+    let count = nodes.nodes.len();
     store_nodes(&mut store, nodes);
     assert_eq!(store.len(), count, "duplicate nodes in one commit");
 
     // Untouched, read-only, and no-op writes emit nothing.
     let (r, nodes) = Trie::new(&store, root).commit().unwrap();
-    assert_eq!((r, nodes.len()), (root, 0));
+    assert_eq!((r, nodes.nodes.len()), (root, 0));
     let mut trie = Trie::new(&store, root);
     for (k, v) in entries.iter().take(100) {
         assert_eq!(trie.get(k.as_slice()).unwrap().as_ref(), Some(v));
@@ -512,17 +513,18 @@ fn commit_emits_only_new_nodes() {
     }
     assert_eq!(trie.root_hash().unwrap(), root);
     let (r, nodes) = trie.commit().unwrap();
-    assert_eq!((r, nodes.len()), (root, 0));
+    assert_eq!((r, nodes.nodes.len()), (root, 0));
 
     // One update rewrites only its path: every emitted node is new.
     let mut trie = Trie::new(&store, root);
     trie.insert(entries[0].0.as_slice(), b"changed".to_vec()).unwrap();
     let (r, nodes) = trie.commit().unwrap();
     assert_ne!(r, root);
+    let nodes = nodes.nodes;
     assert!(!nodes.is_empty() && nodes.len() <= 6, "emitted {} nodes", nodes.len());
-    assert_eq!(nodes.iter().filter(|(h, _)| *h == r).count(), 1, "root emitted once");
-    for (h, _) in &nodes {
-        assert!(!store.contains_key(h));
+    assert_eq!(nodes.iter().filter(|n| n.hash == r).count(), 1, "root emitted once");
+    for n in &nodes {
+        assert!(!store.contains_key(&n.hash));
     }
 }
 
@@ -532,9 +534,9 @@ fn short_root_is_stored_and_reopens() {
     let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
     trie.insert(&[1], vec![2]).unwrap();
     let (root, nodes) = trie.commit().unwrap();
-    assert_eq!(nodes.len(), 1);
-    assert!(nodes[0].1.len() < 32);
-    assert_eq!(nodes[0].0, root);
+    assert_eq!(nodes.nodes.len(), 1);
+    assert!(nodes.nodes[0].rlp.len() < 32);
+    assert_eq!(nodes.nodes[0].hash, root);
     store_nodes(&mut store, nodes);
 
     let mut trie = Trie::new(&store, root);
@@ -649,7 +651,12 @@ fn corrupt_nodes_are_reported_without_panicking() {
 fn store_errors_propagate() {
     struct Failing;
     impl NodeReader for Failing {
-        fn get_node(&self, _: &B256) -> Result<Option<ethrex_trie::NodeRlp>, TrieError> {
+        fn get_node(
+            &self,
+            _: Option<&B256>,
+            _: &[u8],
+            _: &B256,
+        ) -> Result<Option<ethrex_trie::NodeRlp>, TrieError> {
             Err(TrieError::Store("disk on fire".into()))
         }
     }
@@ -682,8 +689,115 @@ fn perf_block_sized_updates() {
             .collect();
         let t = std::time::Instant::now();
         let (r, nodes) = apply_updates(&store, root, batch).unwrap();
-        println!("5000 updates: {:?}, {} new nodes", t.elapsed(), nodes.len());
+        println!("5000 updates: {:?}, {} new nodes", t.elapsed(), nodes.nodes.len());
         store_nodes(&mut store, nodes);
         root = r;
     }
+}
+
+/// Keys sharing long prefixes (so deletions collapse branches into extensions and leaves)
+/// mixed with random ones.
+fn clustered_key(rng: &mut StdRng) -> B256 {
+    let mut key = random_key(rng);
+    if rng.random_bool(0.5) {
+        let shared = rng.random_range(1..6);
+        key.0[..shared].fill(0xab);
+    }
+    key
+}
+
+fn open(store: &PathStore, owner: Option<B256>, root: B256) -> Trie<'_, PathStore> {
+    match owner {
+        None => Trie::new(store, root),
+        Some(owner) => Trie::storage(store, owner, root),
+    }
+}
+
+/// Commits applied to a store of nodes by position leave it holding exactly the nodes of
+/// the current trie: every write lands where a later walk looks for it, and every
+/// position a change made obsolete is deleted.
+#[test]
+fn path_store_holds_exactly_the_current_trie() {
+    for (seed, owner) in [(1u64, None), (2, Some(B256::repeat_byte(9)))] {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut store = PathStore::new();
+        let mut model: BTreeMap<B256, Vec<u8>> = BTreeMap::new();
+        let mut root = EMPTY_ROOT_HASH;
+        for round in 0..40 {
+            let mut trie = open(&store, owner, root);
+            // Big batches take the parallel subtree update, small ones the serial one;
+            // the last rounds delete everything.
+            let size = if round % 3 == 0 { 400 } else { rng.random_range(1..40) };
+            let mut batch = Vec::new();
+            for _ in 0..size {
+                let existing = model.keys().nth(rng.random_range(0..model.len().max(1))).copied();
+                let update = match (existing, round >= 34 || rng.random_bool(0.3)) {
+                    (Some(key), true) => (key, None),
+                    (Some(key), false) if rng.random_bool(0.3) => {
+                        (key, Some(random_value(&mut rng)))
+                    }
+                    _ => (clustered_key(&mut rng), Some(random_value(&mut rng))),
+                };
+                match &update.1 {
+                    Some(v) => model.insert(update.0, v.clone()),
+                    None => model.remove(&update.0),
+                };
+                batch.push(update);
+            }
+            if round % 2 == 0 {
+                trie.update_batch(batch).unwrap();
+            } else {
+                for (k, v) in batch {
+                    trie.insert(k.as_slice(), v.unwrap_or_default()).unwrap();
+                }
+            }
+            let (new_root, updates) = trie.commit().unwrap();
+            assert_eq!(updates.owner, owner);
+            assert_eq!(new_root, root_from_scratch(model.clone()), "round {round}");
+            let written: Vec<&Vec<u8>> = updates.nodes.iter().map(|n| &n.path).collect();
+            assert!(updates.removed.iter().all(|p| !written.contains(&p)), "round {round}");
+            store.apply(&updates);
+            root = new_root;
+            assert_eq!(
+                store.positions(owner),
+                store.reachable(owner, root).unwrap(),
+                "round {round}: stored positions are not the trie's"
+            );
+            let mut reopened = open(&store, owner, root);
+            for (k, v) in model.iter().take(50) {
+                assert_eq!(reopened.get(k.as_slice()).unwrap().as_ref(), Some(v));
+            }
+        }
+        while let Some((key, _)) = model.pop_first() {
+            let mut trie = open(&store, owner, root);
+            trie.remove(key.as_slice()).unwrap();
+            let (new_root, updates) = trie.commit().unwrap();
+            store.apply(&updates);
+            root = new_root;
+        }
+        assert_eq!(root, EMPTY_ROOT_HASH);
+        assert!(store.is_empty(), "{} nodes left after deleting every key", store.len());
+    }
+}
+
+/// A store of nodes by position holds one state: the trie at an older root reads as
+/// missing nodes, never as another state's values, and tries of different owners do not
+/// see each other's nodes.
+#[test]
+fn path_store_reads_only_the_state_it_holds() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let entries: Vec<_> = (0..500).map(|_| (random_key(&mut rng), Some(vec![1u8; 40]))).collect();
+    let mut store = PathStore::new();
+    let (old_root, updates) = apply_updates(&store, EMPTY_ROOT_HASH, entries.clone()).unwrap();
+    store.apply(&updates);
+    let changed: Vec<_> = entries.iter().map(|(k, _)| (*k, Some(vec![2u8; 40]))).collect();
+    let (new_root, updates) = apply_updates(&store, old_root, changed).unwrap();
+    store.apply(&updates);
+
+    let mut old = Trie::new(&store, old_root);
+    assert!(matches!(old.get(entries[0].0.as_slice()), Err(TrieError::MissingNode(_))));
+    let mut new = Trie::new(&store, new_root);
+    assert_eq!(new.get(entries[0].0.as_slice()).unwrap(), Some(vec![2u8; 40]));
+    let mut other = Trie::storage(&store, B256::repeat_byte(1), new_root);
+    assert!(matches!(other.get(entries[0].0.as_slice()), Err(TrieError::MissingNode(_))));
 }
