@@ -12,10 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-/// The table the entries go to: the client's trie-node table, the one block import reads
-/// at random, so each backend reads with the settings the client gives it (RocksDB's
-/// bloom filters and block cache, MDBX's read pool). The database is the benchmark's own.
-pub(crate) const TABLE: Table = Table::TrieNodes;
+/// The table the entries go to: the client's storage-trie node table, the one block
+/// import reads most at random, so each backend reads with the settings the client gives
+/// it (RocksDB's bloom filters and block cache, MDBX's read pool). The database is the
+/// benchmark's own.
+pub(crate) const TABLE: Table = Table::StorageTrie;
 
 /// Entries per write batch during the load.
 const LOAD_BATCH: u64 = 500_000;

@@ -252,19 +252,19 @@ fn storage_rlp(value: U256) -> Vec<u8> {
     alloy_rlp::encode(value)
 }
 
-fn write_nodes(nodes: &KvTrieNodes, new: Vec<(B256, Vec<u8>)>) -> anyhow::Result<()> {
-    let mut new = new;
-    while !new.is_empty() {
-        let rest = new.split_off(new.len().min(PREFILL_CHUNK));
-        nodes.write(std::mem::replace(&mut new, rest))?;
+/// The account trie (`owner` `None`) or `owner`'s storage trie at `root`.
+fn open_mpt(nodes: &KvTrieNodes, owner: Option<B256>, root: B256) -> Trie<'_, KvTrieNodes> {
+    match owner {
+        None => Trie::new(nodes, root),
+        Some(owner) => Trie::storage(nodes, owner, root),
     }
-    Ok(())
 }
 
 /// Builds a trie of `updates` from empty, a chunk of keys at a time in key order (a
 /// chunk loads only the committed boundary path), writing its nodes; returns its root.
 fn build_mpt(
     nodes: &KvTrieNodes,
+    owner: Option<B256>,
     mut updates: Vec<(B256, Option<Vec<u8>>)>,
 ) -> anyhow::Result<B256> {
     updates.sort_unstable_by_key(|update| update.0);
@@ -272,8 +272,10 @@ fn build_mpt(
     while !updates.is_empty() {
         let rest = updates.split_off(updates.len().min(PREFILL_CHUNK));
         let chunk = std::mem::replace(&mut updates, rest);
-        let (new_root, new) = ethrex_trie::apply_updates(nodes, root, chunk)?;
-        write_nodes(nodes, new)?;
+        let mut trie = open_mpt(nodes, owner, root);
+        trie.update_batch(chunk)?;
+        let (new_root, new) = trie.commit()?;
+        nodes.write(vec![new])?;
         root = new_root;
     }
     Ok(root)
@@ -283,6 +285,7 @@ fn prefill_mpt(backend: &Arc<dyn KvBackend>, entries: u64) -> anyhow::Result<B25
     let nodes = KvTrieNodes::new(backend.clone());
     let token_root = build_mpt(
         &nodes,
+        Some(keccak256(TOKEN)),
         (0..entries)
             .map(|i| {
                 let slot = workload::balance_slot(&workload::holder(i));
@@ -292,6 +295,7 @@ fn prefill_mpt(backend: &Arc<dyn KvBackend>, entries: u64) -> anyhow::Result<B25
     )?;
     let seq_root = build_mpt(
         &nodes,
+        Some(keccak256(SEQ)),
         (0..entries)
             .map(|s| {
                 let slot = U256::from(s);
@@ -322,7 +326,7 @@ fn prefill_mpt(backend: &Arc<dyn KvBackend>, entries: u64) -> anyhow::Result<B25
         };
         accounts.push((keccak256(address), Some(account_rlp(&account))));
     }
-    build_mpt(&nodes, accounts)
+    build_mpt(&nodes, None, accounts)
 }
 
 /// Where a transaction's reads and writes land, for both schemes.
@@ -423,8 +427,8 @@ fn run_mpt(backend: Arc<dyn KvBackend>, root: B256, txs: &[Tx]) -> anyhow::Resul
     let seq_key = keccak256(SEQ);
     let mut token = decode_account(&accounts.get(token_key.as_slice())?.context("no token")?)?;
     let mut seq = decode_account(&accounts.get(seq_key.as_slice())?.context("no seq")?)?;
-    let mut token_storage = Trie::new(&nodes, token.storage_root);
-    let mut seq_storage = Trie::new(&nodes, seq.storage_root);
+    let mut token_storage = Trie::storage(&nodes, token_key, token.storage_root);
+    let mut seq_storage = Trie::storage(&nodes, seq_key, seq.storage_root);
     let mut senders = Vec::new();
     let mut checksum = 0u64;
     for tx in txs {
@@ -484,11 +488,11 @@ fn run_mpt(backend: Arc<dyn KvBackend>, root: B256, txs: &[Tx]) -> anyhow::Resul
     let trie_update = ms(started);
 
     let started = Instant::now();
-    let (_, mut new) = token_storage.commit()?;
-    new.extend(seq_storage.commit()?.1);
+    let (_, token_nodes) = token_storage.commit()?;
+    let (_, seq_nodes) = seq_storage.commit()?;
     let (new_root, account_nodes) = accounts.commit()?;
-    new.extend(account_nodes);
-    if !new.is_empty() {
+    let new = vec![token_nodes, seq_nodes, account_nodes];
+    if new.iter().any(|trie| !trie.is_empty()) {
         nodes.write(new)?;
     }
     let commit = ms(started);
@@ -547,7 +551,7 @@ mod tests {
         let mut accounts = Trie::new(&nodes, dbs[0].root);
         let token =
             decode_account(&accounts.get(keccak256(TOKEN).as_slice()).unwrap().unwrap()).unwrap();
-        let mut storage = Trie::new(&nodes, token.storage_root);
+        let mut storage = Trie::storage(&nodes, keccak256(TOKEN), token.storage_root);
         // Approve ran before mixed, whose approvals use other keys: the value is still
         // approve run 1's.
         let binary = trie.get_storage(&TOKEN, slot).unwrap();

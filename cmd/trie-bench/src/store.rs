@@ -1,7 +1,8 @@
 //! The tries over the client's key-value backends (MDBX, RocksDB, memory).
 //!
 //! `KvNodeStore` is `ethrex_bintrie::NodeStore` over the `extension` table; `KvTrieNodes`
-//! is `ethrex_trie::NodeReader` over `trie_nodes`, read straight from the backend. Neither
+//! is `ethrex_trie::NodeReader` over `account_trie` and `storage_trie` (nodes by
+//! position, as the client stores them), read straight from the backend. Neither
 //! has a cache of its own (the client's `Store` keeps an MPT node cache; left out here so
 //! both schemes see the same backend and only what a trie holds in memory during one run).
 //!
@@ -9,15 +10,17 @@
 //! not in `ethrex-storage`, which would otherwise depend on `ethrex-bintrie` for a
 //! research-only table.
 
-use alloy_primitives::B256;
+use alloy_primitives::{keccak256, B256};
+use ethrex_storage::codec::{Key, TriePath};
+use ethrex_storage::tables::{AccountTrie, StorageTrie};
 use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
-use ethrex_trie::{NodeReader, NodeRlp, TrieError};
+use ethrex_trie::{NodeReader, NodeRlp, TrieError, TrieUpdates};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use ethrex_bintrie::kv::KvNodeStore;
 
-/// The MPT node table (`trie_nodes`, hash -> RLP) of a backend, uncached; counts reads.
+/// The MPT node tables (position -> RLP) of a backend, uncached; counts reads.
 #[derive(Clone)]
 pub struct KvTrieNodes {
     backend: Arc<dyn KvBackend>,
@@ -25,7 +28,7 @@ pub struct KvTrieNodes {
 }
 
 impl KvTrieNodes {
-    /// The `trie_nodes` table of `backend`.
+    /// The MPT node tables of `backend`.
     pub fn new(backend: Arc<dyn KvBackend>) -> Self {
         Self { backend, reads: Arc::default() }
     }
@@ -35,20 +38,48 @@ impl KvTrieNodes {
         self.reads.load(Ordering::Relaxed)
     }
 
-    /// Writes `nodes` (from `Trie::commit`) in one batch.
-    pub fn write(&self, nodes: Vec<(B256, Vec<u8>)>) -> Result<(), StoreError> {
-        let mut batch = WriteBatch::with_capacity(nodes.len());
-        for (hash, rlp) in nodes {
-            batch.put(Table::TrieNodes, hash.0, rlp);
+    /// Writes what `tries` (from `Trie::commit`) changed, in one batch.
+    pub fn write(&self, tries: Vec<TrieUpdates>) -> Result<(), StoreError> {
+        let mut batch = WriteBatch::new();
+        for trie in tries {
+            match trie.owner {
+                None => {
+                    for path in trie.removed {
+                        batch.delete_entry::<AccountTrie>(&TriePath(path));
+                    }
+                    for node in trie.nodes {
+                        batch.put_entry::<AccountTrie>(&TriePath(node.path), node.rlp);
+                    }
+                }
+                Some(owner) => {
+                    for path in trie.removed {
+                        batch.delete_entry::<StorageTrie>(&(owner, TriePath(path)));
+                    }
+                    for node in trie.nodes {
+                        batch.put_entry::<StorageTrie>(&(owner, TriePath(node.path)), node.rlp);
+                    }
+                }
+            }
         }
         self.backend.write(&batch)
     }
 }
 
+/// As the client's store reads them: by position, checked against the parent's hash.
 impl NodeReader for KvTrieNodes {
-    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+    fn get_node(
+        &self,
+        owner: Option<&B256>,
+        path: &[u8],
+        hash: &B256,
+    ) -> Result<Option<NodeRlp>, TrieError> {
         self.reads.fetch_add(1, Ordering::Relaxed);
-        Ok(self.backend.get(Table::TrieNodes, hash.as_slice())?.map(NodeRlp::from))
+        let position = TriePath(path.to_vec());
+        let node = match owner {
+            None => self.backend.get(Table::AccountTrie, &position.encode_key())?,
+            Some(owner) => self.backend.get(Table::StorageTrie, &(*owner, position).encode_key())?,
+        };
+        Ok(node.filter(|node| keccak256(node) == *hash).map(NodeRlp::from))
     }
 }
 
@@ -123,7 +154,7 @@ mod tests {
             (alloy_primitives::keccak256(i.to_be_bytes()), alloy_rlp::encode(U256::from(i)))
         }));
         assert_eq!(root, reference);
-        nodes.write(new).unwrap();
+        nodes.write(vec![new]).unwrap();
         let mut trie = ethrex_trie::Trie::new(&nodes, root);
         let key = alloy_primitives::keccak256(42u64.to_be_bytes());
         assert_eq!(trie.get(key.as_slice()).unwrap(), Some(alloy_rlp::encode(U256::from(42))));

@@ -63,7 +63,7 @@ pub(crate) fn check_reads_against_trie<DB>(
             Some(account) => {
                 let storage = storage_tries
                     .entry(address)
-                    .or_insert_with(|| Trie::new(store, account.storage_root));
+                    .or_insert_with(|| Trie::storage(store, keccak256(address), account.storage_root));
                 match storage.get(keccak256(slot.to_be_bytes::<32>()).as_slice())? {
                     None => U256::ZERO,
                     Some(rlp) => U256::decode(&mut rlp.as_slice()).map_err(|e| {

@@ -6,7 +6,7 @@ use crate::error::{BlockError, InvalidBlock, StorageFault};
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_storage::{ChangeSet, StateUpdate, Store};
-use ethrex_trie::{apply_updates, keccak::keccak256_all, prefetch_paths, Trie};
+use ethrex_trie::{keccak::keccak256_all, Trie, TrieUpdates};
 use ethrex_vm::AccountChange;
 use rayon::prelude::*;
 
@@ -18,7 +18,8 @@ struct AccountOutcome {
     storage: Vec<(Address, U256, U256)>,
     wiped: Vec<(Address, U256)>,
     previous_storage: Vec<(Address, U256, U256)>,
-    nodes: Vec<(B256, Vec<u8>)>,
+    /// What changed in the account's storage trie.
+    trie: Option<TrieUpdates>,
 }
 
 /// Deployed code and its hash.
@@ -57,6 +58,7 @@ fn account_outcome(
     store: &Store,
     pre: &impl PreBlockSlots,
     change: &AccountChange,
+    hashed_address: B256,
 ) -> Result<AccountOutcome, BlockError> {
     let address = change.address;
     let previous = store.account(&address)?;
@@ -67,17 +69,26 @@ fn account_outcome(
         storage: Vec::new(),
         wiped: Vec::new(),
         previous_storage: Vec::new(),
-        nodes: Vec::new(),
+        trie: None,
     };
     let previous_root = previous.map(|a| a.storage_root).unwrap_or(EMPTY_ROOT_HASH);
     let wipe = change.storage_wiped || change.info.is_none();
+    let mut trie = Trie::storage(store, hashed_address, previous_root);
     if wipe && previous_root != EMPTY_ROOT_HASH {
-        for (slot, value) in store.storage_entries(&address)? {
+        // The old trie's nodes are stored at positions the new one may not overwrite:
+        // removing every slot from it deletes them all.
+        let entries = store.storage_entries(&address)?;
+        let slot_keys: Vec<[u8; 32]> = entries.iter().map(|(s, _)| s.to_be_bytes()).collect();
+        trie.update_batch(keccak256_all(&slot_keys).into_iter().map(|key| (key, None)))?;
+        for (slot, value) in entries {
             outcome.wiped.push((address, slot));
             outcome.previous_storage.push((address, slot, value));
         }
     }
     let Some((nonce, balance, code_hash)) = change.info else {
+        if previous_root != EMPTY_ROOT_HASH {
+            outcome.trie = Some(trie.commit()?.1);
+        }
         return Ok(outcome);
     };
     let base_root = if wipe { EMPTY_ROOT_HASH } else { previous_root };
@@ -89,7 +100,7 @@ fn account_outcome(
     // store, reading the paths' nodes first, a level at a time in parallel, is faster.
     // Only a hint: a failed read here is left for the update to meet and report.
     if hashed_keys.len() > 1 && !wipe {
-        let _ = prefetch_paths(store, base_root, &hashed_keys);
+        let _ = trie.prefetch(&hashed_keys);
     }
     for ((slot, value), hashed_key) in change.storage.iter().zip(hashed_keys) {
         if !wipe {
@@ -103,11 +114,12 @@ fn account_outcome(
         outcome.storage.push((address, *slot, *value));
         updates.push((hashed_key, storage_trie_value(value)));
     }
-    let storage_root = if updates.is_empty() {
+    let storage_root = if updates.is_empty() && !wipe {
         base_root
     } else {
-        let (root, nodes) = apply_updates(store, base_root, updates)?;
-        outcome.nodes = nodes;
+        trie.update_batch(updates)?;
+        let (root, changes) = trie.commit()?;
+        outcome.trie = Some(changes);
         root
     };
     outcome.new = Some(AccountState { nonce, balance, storage_root, code_hash });
@@ -139,7 +151,13 @@ pub fn compute_state_update_with(
     // was the last one committed. Its paths are known up front: the nodes below those
     // levels are read beside the storage tries' work (see `Trie::prefetch`).
     let (outcomes, mut account_trie) = rayon::join(
-        || changes.par_iter().map(|c| account_outcome(store, pre, c)).collect::<Result<_, _>>(),
+        || {
+            changes
+                .par_iter()
+                .zip(hashed_addresses.par_iter())
+                .map(|(c, hashed)| account_outcome(store, pre, c, *hashed))
+                .collect::<Result<_, _>>()
+        },
         || {
             let trie = match store.take_preserved_trie(parent_root) {
                 Some(levels) => Trie::from_preserved(store, levels),
@@ -155,17 +173,18 @@ pub fn compute_state_update_with(
     // Sized once: these vectors run to tens of thousands of entries, and growing them by
     // doubling (fresh, page-faulting memory and a copy each time) showed up in profiles.
     let total = |f: fn(&AccountOutcome) -> usize| outcomes.iter().map(f).sum::<usize>();
-    let (node_count, storage_count, wiped_count) =
-        (total(|o| o.nodes.len()), total(|o| o.storage.len()), total(|o| o.wiped.len()));
+    let (trie_count, storage_count, wiped_count) = (
+        total(|o| o.trie.is_some() as usize),
+        total(|o| o.storage.len()),
+        total(|o| o.wiped.len()),
+    );
     let previous_count = total(|o| o.previous_storage.len());
-    // The account trie adds about one node per level on each changed account's path.
-    const ACCOUNT_TRIE_NODES_PER_CHANGE: usize = 8;
     let mut update = StateUpdate {
         codes,
         accounts: Vec::with_capacity(outcomes.len()),
         storage: Vec::with_capacity(storage_count),
         wiped_storage: Vec::with_capacity(wiped_count),
-        trie_nodes: Vec::with_capacity(node_count + outcomes.len() * ACCOUNT_TRIE_NODES_PER_CHANGE),
+        tries: Vec::with_capacity(trie_count + 1),
         account_trie: None,
     };
     let mut change_set = ChangeSet::default();
@@ -179,11 +198,11 @@ pub fn compute_state_update_with(
         update.accounts.push((o.address, o.new));
         update.storage.extend(o.storage);
         update.wiped_storage.extend(o.wiped);
-        update.trie_nodes.extend(o.nodes);
+        update.tries.extend(o.trie);
     }
     account_trie.update_batch(account_updates)?;
     let (root, nodes, levels) = account_trie.commit_preserving(store.trie_memory())?;
-    update.trie_nodes.extend(nodes);
+    update.tries.push(nodes);
     update.account_trie = levels;
     Ok((root, update, change_set))
 }

@@ -88,6 +88,53 @@ impl Key for (Address, U256) {
     }
 }
 
+/// A trie node's position: its path from the root, one nibble (0-15) per byte, at most
+/// 64 nibbles. Nodes of one subtree share their position's prefix, so they sit together.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TriePath(pub Vec<u8>);
+
+/// The deepest a node of a trie keyed by 32-byte hashes can sit.
+const MAX_TRIE_PATH: usize = 64;
+
+fn check_trie_path(bytes: &[u8]) -> Result<TriePath, CodecError> {
+    if bytes.len() > MAX_TRIE_PATH {
+        return Err(CodecError(format!("trie path of {} nibbles, at most 64", bytes.len())));
+    }
+    if let Some(b) = bytes.iter().find(|&&b| b > 0x0f) {
+        return Err(CodecError(format!("trie path holds {b:#04x}, not a nibble")));
+    }
+    Ok(TriePath(bytes.to_vec()))
+}
+
+/// An account trie node's position: its nibbles.
+impl Key for TriePath {
+    type Encoded = Vec<u8>;
+    fn encode_key(&self) -> Vec<u8> {
+        self.0.clone()
+    }
+    fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
+        check_trie_path(bytes)
+    }
+}
+
+/// A storage trie node's position: the hashed address owning the trie, then the nibbles,
+/// so one account's trie is one key range.
+impl Key for (B256, TriePath) {
+    type Encoded = Vec<u8>;
+    fn encode_key(&self) -> Vec<u8> {
+        let mut key = Vec::with_capacity(32 + self.1 .0.len());
+        key.extend_from_slice(self.0.as_slice());
+        key.extend_from_slice(&self.1 .0);
+        key
+    }
+    fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
+        if bytes.len() < 32 {
+            return Err(CodecError(format!("storage trie key is {} bytes, at least 32", bytes.len())));
+        }
+        Ok((B256::from_slice(&bytes[..32]), check_trie_path(&bytes[32..])?))
+    }
+}
+
 /// The fixed keys of the metadata table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetaKey {
@@ -95,6 +142,9 @@ pub enum MetaKey {
     Head,
     /// The genesis block.
     Genesis,
+    /// How the state is laid out on disk (`store::STATE_LAYOUT`), as a number in the
+    /// last byte; a store without it predates trie nodes by position.
+    Layout,
 }
 
 impl MetaKey {
@@ -103,6 +153,7 @@ impl MetaKey {
         match self {
             MetaKey::Head => b"head",
             MetaKey::Genesis => b"genesis",
+            MetaKey::Layout => b"layout",
         }
     }
 }
@@ -114,7 +165,7 @@ impl Key for MetaKey {
         self.as_bytes()
     }
     fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
-        [MetaKey::Head, MetaKey::Genesis]
+        [MetaKey::Head, MetaKey::Genesis, MetaKey::Layout]
             .into_iter()
             .find(|k| k.as_bytes() == bytes)
             .ok_or_else(|| CodecError(format!("unknown meta key {bytes:02x?}")))

@@ -15,6 +15,7 @@ pub use backend::{KvBackend, Table, WriteBatch};
 pub use changeset::ChangeSet;
 pub use store::{
     BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, ACCOUNT_TRIE_BYTES,
+    STATE_LAYOUT,
 };
 pub use tables::TypedTable;
 

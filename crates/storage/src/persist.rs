@@ -153,12 +153,11 @@ pub(crate) struct Persister {
 }
 
 impl Persister {
-    /// `on_written` runs on the persister thread after each batch is on the backend and
-    /// out of the overlay (the store moves immutable data into its caches there).
+    /// Starts the thread that writes accepted batches to `backend` in order, taking each
+    /// out of `overlay` once it is written.
     pub(crate) fn start(
         backend: Arc<dyn KvBackend>,
         overlay: Arc<Overlay>,
-        on_written: impl Fn(Arc<PendingBatch>) + Send + 'static,
     ) -> Self {
         let (sender, receiver) = sync_channel::<Arc<PendingBatch>>(MAX_PENDING_BATCHES);
         let shared =
@@ -181,11 +180,10 @@ impl Persister {
                     drop(pending);
                     match result {
                         Ok(()) => {
-                            // Out of the overlay and handed on before it counts as written:
-                            // whoever waits for it (`flush`) then finds it settled.
-                            if let Some(done) = overlay.pop_front() {
-                                on_written(done);
-                            }
+                            // Out of the overlay before it counts as written: whoever waits
+                            // for it (`flush`) then finds it settled. Dropped here, so
+                            // freeing a large batch stays off the import's threads.
+                            drop(overlay.pop_front());
                             let mut progress = thread_shared.progress.lock();
                             progress.written += 1;
                             progress.write_times.push(elapsed);

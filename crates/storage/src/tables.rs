@@ -6,7 +6,7 @@
 //! bytes that do not decode as corruption of that table.
 
 use crate::changeset::ChangeSet;
-use crate::codec::{CodecError, Key, MetaKey, RawKey, RawValue, Value};
+use crate::codec::{CodecError, Key, MetaKey, RawKey, RawValue, TriePath, Value};
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, BlockAccessList, BlockBody, Header, Receipt};
@@ -84,8 +84,11 @@ tables! {
     Storage("storage"): (Address, U256) => U256;
     /// code hash -> bytecode
     Code("code"): B256 => Bytes;
-    /// node hash -> RLP trie node (accounts trie and all storage tries share it)
-    TrieNodes("trie_nodes"): B256 => NodeRlp;
+    /// path (one nibble per byte) -> RLP node of the head state's account trie,
+    /// overwritten in place as the state changes
+    AccountTrie("account_trie"): TriePath => NodeRlp;
+    /// hashed address ++ path -> RLP node of that account's storage trie (head state)
+    StorageTrie("storage_trie"): (B256, TriePath) => NodeRlp;
     /// block hash -> change set: the values the block overwrote, to unwind it
     ChangeSets("change_sets"): B256 => ChangeSet;
     /// fixed keys -> chain metadata (head and genesis block hashes)
@@ -130,13 +133,14 @@ mod tests {
 
     #[test]
     fn markers_match_the_runtime_tables() {
-        assert_eq!(Table::ALL.len(), 13);
+        assert_eq!(Table::ALL.len(), 14);
         assert_eq!(Headers::TABLE, Table::Headers);
         assert_eq!(Headers::NAME, "headers");
-        assert_eq!(TrieNodes::NAME, "trie_nodes");
-        assert_eq!(Meta::TABLE.index(), 11);
+        assert_eq!(AccountTrie::NAME, "account_trie");
+        assert_eq!(StorageTrie::NAME, "storage_trie");
+        assert_eq!(Meta::TABLE.index(), 12);
         assert_eq!(Extension::NAME, "extension");
-        assert_eq!(Extension::TABLE.index(), 12);
+        assert_eq!(Extension::TABLE.index(), 13);
     }
 
     #[test]

@@ -85,6 +85,17 @@ fn on_disk_backends_persist_across_reopen() {
             batch.put(Table::Meta, b"head".to_vec(), vec![0xab; 32]);
             store.write(batch).unwrap();
         }
+        // A chain without the layout marker predates trie nodes by position: refused.
+        let err = Store::open(kind, Some(&path)).err().expect("a store in the old layout opened");
+        assert!(err.to_string().contains("layout 1, this build reads layout 2"), "{err}");
+        {
+            let backend = kind.open_backend(Some(&path)).unwrap();
+            let mut batch = WriteBatch::new();
+            let mut marker = vec![0; 32];
+            marker[31] = ethrex_storage::STATE_LAYOUT;
+            batch.put(Table::Meta, b"layout".to_vec(), marker);
+            backend.write(&batch).unwrap();
+        }
         let store = Store::open(kind, Some(&path)).unwrap();
         assert_eq!(
             store.head().unwrap(),
@@ -124,20 +135,20 @@ fn mdbx_used_bytes_after_overwrites(
     let db = ethrex_storage::mdbx::MdbxBackend::open_with_policy(dir.path(), policy).unwrap();
     std::thread::scope(|s| {
         for _ in 0..idle_readers {
-            s.spawn(|| db.get(Table::TrieNodes, &[1]).unwrap());
+            s.spawn(|| db.get(Table::StorageTrie, &[1]).unwrap());
         }
     });
     for round in 0..rounds {
         let mut batch = WriteBatch::new();
         for i in 0..2000u32 {
             let key = alloy_primitives::keccak256(i.to_be_bytes());
-            batch.put(Table::TrieNodes, key.to_vec(), vec![round as u8; 300]);
+            batch.put(Table::StorageTrie, key.to_vec(), vec![round as u8; 300]);
         }
         db.write(&batch).unwrap();
     }
     let key = alloy_primitives::keccak256(7u32.to_be_bytes());
     assert_eq!(
-        db.get(Table::TrieNodes, key.as_slice()).unwrap(),
+        db.get(Table::StorageTrie, key.as_slice()).unwrap(),
         Some(vec![(rounds - 1) as u8; 300])
     );
     db.used_bytes().unwrap()

@@ -1,11 +1,13 @@
-//! Pins the on-disk format: the table names and the exact key and value bytes a genesis,
-//! a block and an unwind leave in every table. Existing databases (and the chain
+//! Pins the on-disk format: the table names and the exact key and value bytes a genesis
+//! and a block leave in every table (`tests/unwind.rs` checks that an unwind restores
+//! them). Existing databases (and the chain
 //! fixtures) are read with these bytes, so a change here is a format change.
 
 use alloy_primitives::{hex, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, Block, BlockAccessList, BlockBody, Header, Receipt};
 use ethrex_storage::memory::MemoryBackend;
 use ethrex_storage::{BlockCommit, ChangeSet, KvBackend, StateUpdate, Store, Table};
+use ethrex_trie::{StoredNode, TrieUpdates};
 use std::sync::Arc;
 
 const A: Address = Address::repeat_byte(0x11);
@@ -16,6 +18,12 @@ const BLOCK1: B256 = B256::repeat_byte(0x0b);
 const CODE_HASH: B256 =
     alloy_primitives::b256!("07ad118d6cc8642c86c03827f276d8b791a65e5c99a3845faf186be720a1455d");
 const NODE_HASH: B256 = B256::repeat_byte(0xdd);
+/// The hashed address owning a storage trie.
+const OWNER: B256 = B256::repeat_byte(0x55);
+
+fn node(path: &[u8], rlp: &[u8]) -> StoredNode {
+    StoredNode { path: path.to_vec(), hash: NODE_HASH, rlp: rlp.to_vec() }
+}
 
 /// Concatenates hex pieces (`"11" * 20` style repetition is spelled out by `rep`).
 fn h(parts: &[&str]) -> Vec<u8> {
@@ -71,7 +79,8 @@ fn table_names_and_order_are_fixed() {
             "accounts",
             "storage",
             "code",
-            "trie_nodes",
+            "account_trie",
+            "storage_trie",
             "change_sets",
             "meta",
             "extension"
@@ -83,7 +92,7 @@ fn table_names_and_order_are_fixed() {
 }
 
 #[test]
-fn genesis_block_and_unwind_write_exactly_these_bytes() {
+fn genesis_and_block_write_exactly_these_bytes() {
     let backend = Arc::new(MemoryBackend::new());
     let store = Store::new(backend.clone());
 
@@ -93,7 +102,14 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
         storage: vec![(A, U256::from(0x0102u64), U256::from(0x0304u64))],
         wiped_storage: vec![],
         codes: vec![(CODE_HASH, Bytes::from_static(&[0x60, 0x00]))],
-        trie_nodes: vec![(NODE_HASH, vec![0xc0])],
+        tries: vec![
+            TrieUpdates { owner: None, nodes: vec![node(&[], &[0xc0])], removed: vec![] },
+            TrieUpdates {
+                owner: Some(OWNER),
+                nodes: vec![node(&[3], &[0xc1, 0x01]), node(&[7], &[0xc1, 0x02])],
+                removed: vec![],
+            },
+        ],
         account_trie: None,
     };
     store.commit_genesis(GENESIS, &genesis, genesis_state).unwrap();
@@ -118,7 +134,14 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
             ],
             wiped_storage: vec![(A, U256::from(0xffu64))],
             codes: vec![],
-            trie_nodes: vec![],
+            tries: vec![
+                TrieUpdates { owner: None, nodes: vec![node(&[0xf], &[0xc1, 0x80])], removed: vec![] },
+                TrieUpdates {
+                    owner: Some(OWNER),
+                    nodes: vec![node(&[1, 0xa], &[0xc0])],
+                    removed: vec![vec![3]],
+                },
+            ],
             account_trie: None,
         },
         change_set,
@@ -170,7 +193,19 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
             h(&["6000"])
         )]
     );
-    assert_eq!(table(&backend, Table::TrieNodes), vec![(h(&[&rep("dd", 32)]), h(&["c0"]))]);
+    // Nodes by position: the path's nibbles, one per byte (the root's is empty), after
+    // the owner's hashed address for a storage trie; deleted positions are gone.
+    assert_eq!(
+        table(&backend, Table::AccountTrie),
+        vec![(vec![], h(&["c0"])), (h(&["0f"]), h(&["c180"]))]
+    );
+    assert_eq!(
+        table(&backend, Table::StorageTrie),
+        vec![
+            (h(&[&rep("55", 32), "010a"]), h(&["c0"])),
+            (h(&[&rep("55", 32), "07"]), h(&["c102"]))
+        ]
+    );
     let change_set_bytes = h(&[
         "00000001",
         &rep("22", 20),
@@ -183,51 +218,26 @@ fn genesis_block_and_unwind_write_exactly_these_bytes() {
         &slot("0304"),
     ]);
     assert_eq!(table(&backend, Table::ChangeSets), vec![(h(&[&b1]), change_set_bytes)]);
-    // "genesis" sorts before "head".
+    // "genesis" sorts before "head", then the layout (2: trie nodes by position).
     assert_eq!(
         table(&backend, Table::Meta),
-        vec![(b"genesis".to_vec(), h(&[&g])), (b"head".to_vec(), h(&[&b1]))]
-    );
-
-    // Unwinding block 1 restores its change set, drops it from the canonical index and
-    // moves the head back; the block's own data stays.
-    assert_eq!(store.unwind_head().unwrap(), GENESIS);
-    store.flush().unwrap();
-    assert_eq!(
-        table(&backend, Table::Accounts),
-        vec![(h(&[&rep("11", 20)]), account_rlp()), (h(&[&rep("22", 20)]), account_rlp())]
-    );
-    assert_eq!(
-        table(&backend, Table::Storage),
         vec![
-            (h(&[&rep("11", 20), &slot("5")]), h(&["010000"])),
-            (h(&[&rep("11", 20), &slot("0102")]), h(&["0304"])),
+            (b"genesis".to_vec(), h(&[&g])),
+            (b"head".to_vec(), h(&[&b1])),
+            (b"layout".to_vec(), h(&[&rep("00", 31), "02"]))
         ]
     );
-    assert_eq!(table(&backend, Table::CanonicalHashes), canonical[..1].to_vec());
-    assert_eq!(
-        table(&backend, Table::Meta),
-        vec![(b"genesis".to_vec(), h(&[&g])), (b"head".to_vec(), h(&[&g]))]
-    );
-    assert_eq!(table(&backend, Table::Headers).len(), 2);
-    assert_eq!(table(&backend, Table::ChangeSets).len(), 1);
 
     // And the typed readers read the same bytes back.
-    assert_eq!(store.head().unwrap(), Some(GENESIS));
+    assert_eq!(store.head().unwrap(), Some(BLOCK1));
     assert_eq!(store.genesis_hash().unwrap(), Some(GENESIS));
     assert_eq!(store.block_number(&BLOCK1).unwrap(), Some(1));
     assert_eq!(store.canonical_hash(0).unwrap(), Some(GENESIS));
-    assert_eq!(store.canonical_hash(1).unwrap(), None);
-    assert_eq!(store.account(&B).unwrap(), Some(account()));
-    assert_eq!(store.storage(&A, &U256::from(0x0102u64)).unwrap(), U256::from(0x0304u64));
-    assert_eq!(
-        store.storage_entries(&A).unwrap(),
-        vec![
-            (U256::from(5u64), U256::from(0x01_0000u64)),
-            (U256::from(0x0102u64), U256::from(0x0304u64))
-        ]
-    );
-    assert_eq!(store.all_accounts().unwrap(), vec![(A, account()), (B, account())]);
+    assert_eq!(store.canonical_hash(1).unwrap(), Some(BLOCK1));
+    assert_eq!(store.account(&B).unwrap(), None);
+    assert_eq!(store.storage(&A, &U256::from(0x0102u64)).unwrap(), U256::ZERO);
+    assert_eq!(store.storage_entries(&A).unwrap(), vec![(U256::from(5u64), U256::from(0x01_0000u64))]);
+    assert_eq!(store.all_accounts().unwrap(), vec![(A, account())]);
     assert_eq!(store.code(&CODE_HASH).unwrap(), Some(Bytes::from_static(&[0x60, 0x00])));
     assert_eq!(store.receipts(&BLOCK1).unwrap(), Some(vec![]));
     assert_eq!(store.bal(&BLOCK1).unwrap(), Some(vec![]));

@@ -259,13 +259,13 @@ mod tests {
         for round in 0..3u64 {
             let mut batch = WriteBatch::new();
             for i in round * 40_000..(round + 1) * 40_000 {
-                batch.put(Table::TrieNodes, key(i), vec![i as u8; 120]);
+                batch.put(Table::StorageTrie, key(i), vec![i as u8; 120]);
                 if i % 4 == 0 {
                     batch.put(Table::Storage, key(i ^ 0xffff), vec![1; 32]);
                 }
             }
             for i in (0..round * 40_000).step_by(3) {
-                batch.delete(Table::TrieNodes, key(i));
+                batch.delete(Table::StorageTrie, key(i));
             }
             batch.put(Table::Code, vec![1; 32], vec![0x60; 100]);
             db.write(&batch).unwrap();
@@ -355,12 +355,12 @@ mod tests {
         assert!(copy.used_bytes().unwrap() < used, "{} >= {used}", copy.used_bytes().unwrap());
         for i in [1u64, 2, 3, 40_001, 119_999] {
             assert_eq!(
-                copy.get(Table::TrieNodes, &key(i)).unwrap(),
-                db.get(Table::TrieNodes, &key(i)).unwrap(),
+                copy.get(Table::StorageTrie, &key(i)).unwrap(),
+                db.get(Table::StorageTrie, &key(i)).unwrap(),
                 "{i}"
             );
         }
-        assert_eq!(copy.get(Table::TrieNodes, &key(0)).unwrap(), None, "deleted");
+        assert_eq!(copy.get(Table::StorageTrie, &key(0)).unwrap(), None, "deleted");
         assert_eq!(mdbx_counts(&copy), mdbx_counts(&db));
         assert_eq!(
             super::warm(&dir.path().join("copy/mdbx.dat"), 4096).unwrap().pages,

@@ -73,14 +73,14 @@ fn dropping_the_backends_caches_empties_rocksdbs_block_cache() {
     let rocks = ethrex_storage::rocksdb::RocksBackend::open(dir.path()).unwrap();
     let mut batch = WriteBatch::new();
     for i in 0..20_000u32 {
-        batch.put(Table::TrieNodes, i.to_be_bytes().repeat(8), vec![i as u8; 100]);
+        batch.put(Table::StorageTrie, i.to_be_bytes().repeat(8), vec![i as u8; 100]);
     }
     rocks.write(&batch).unwrap();
     // On disk in table files, whose blocks the reads below bring into the block cache.
     rocks.compact().unwrap();
     for i in (0..20_000u32).step_by(7) {
         assert_eq!(
-            rocks.get(Table::TrieNodes, &i.to_be_bytes().repeat(8)).unwrap().unwrap()[0],
+            rocks.get(Table::StorageTrie, &i.to_be_bytes().repeat(8)).unwrap().unwrap()[0],
             i as u8
         );
     }
@@ -91,7 +91,7 @@ fn dropping_the_backends_caches_empties_rocksdbs_block_cache() {
     let after = rocks.block_cache().get_usage();
     assert!(after < 1024, "{after} of {before} bytes left in the cache");
     // The cache works again at its full size.
-    assert!(rocks.get(Table::TrieNodes, &7u32.to_be_bytes().repeat(8)).unwrap().is_some());
+    assert!(rocks.get(Table::StorageTrie, &7u32.to_be_bytes().repeat(8)).unwrap().is_some());
     assert!(rocks.block_cache().get_usage() > 0);
     assert!(rocks.warm_index().unwrap() > 0, "the table readers hold an index");
 }

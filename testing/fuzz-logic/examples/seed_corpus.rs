@@ -61,7 +61,7 @@ impl Corpus {
 struct NoNodes;
 
 impl NodeReader for NoNodes {
-    fn get_node(&self, _: &B256) -> Result<Option<NodeRlp>, TrieError> {
+    fn get_node(&self, _: Option<&B256>, _: &[u8], _: &B256) -> Result<Option<NodeRlp>, TrieError> {
         Ok(None)
     }
 }

@@ -285,7 +285,12 @@ struct OneNode {
 }
 
 impl NodeReader for OneNode {
-    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+    fn get_node(
+        &self,
+        _owner: Option<&B256>,
+        _path: &[u8],
+        hash: &B256,
+    ) -> Result<Option<NodeRlp>, TrieError> {
         Ok((*hash == self.hash).then(|| self.rlp.clone()))
     }
 }

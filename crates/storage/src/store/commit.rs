@@ -5,14 +5,15 @@ use crate::backend::WriteBatch;
 use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
 use crate::persist::PendingBatch;
+use crate::codec::TriePath;
 use crate::tables::{
-    Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta,
-    Receipts, Storage, TrieNodes,
+    AccountTrie, Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers,
+    Headers, Meta, Receipts, Storage, StorageTrie,
 };
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, Block, BlockAccessList, Receipt};
-use ethrex_trie::PreservedTrie;
+use ethrex_trie::{NodeRlp, PreservedTrie, TrieUpdates};
 
 /// Flat state and trie changes of one block, ready to be written.
 #[derive(Debug, Default, Clone)]
@@ -25,8 +26,9 @@ pub struct StateUpdate {
     pub wiped_storage: Vec<(Address, U256)>,
     /// New contract code by hash.
     pub codes: Vec<(B256, Bytes)>,
-    /// New trie nodes (RLP) by hash.
-    pub trie_nodes: Vec<(B256, Vec<u8>)>,
+    /// What changed in the account trie and in each storage trie: nodes to write at
+    /// their positions, positions to delete.
+    pub tries: Vec<TrieUpdates>,
     /// The new account trie's upper levels, decoded, for the next block's root to start
     /// from once this state is committed (`Store::take_preserved_trie`).
     pub account_trie: Option<PreservedTrie>,
@@ -36,6 +38,8 @@ pub struct StateUpdate {
 pub struct PreparedCommit {
     batch: PendingBatch,
     account_trie: Option<PreservedTrie>,
+    /// The new nodes by hash, for the node cache once the batch is committed.
+    nodes: Vec<(B256, NodeRlp)>,
 }
 
 /// Everything one imported block writes, committed in one batch.
@@ -78,11 +82,12 @@ pub(super) fn put_flat_state(
 /// A batch holding exactly `state`'s writes, sized up front (`account_trie` is not a
 /// write: a caller that keeps it takes it out first).
 fn state_batch(state: StateUpdate) -> WriteBatch {
+    let trie_ops: usize = state.tries.iter().map(|t| t.nodes.len() + t.removed.len()).sum();
     let ops = state.accounts.len()
         + state.storage.len()
         + state.wiped_storage.len()
         + state.codes.len()
-        + state.trie_nodes.len();
+        + trie_ops;
     let mut batch = WriteBatch::with_capacity(ops);
     put_state(&mut batch, state);
     batch
@@ -96,8 +101,30 @@ fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
     for (hash, code) in state.codes {
         batch.put_entry::<Code>(&hash, code);
     }
-    for (hash, node) in state.trie_nodes {
-        batch.put_entry::<TrieNodes>(&hash, node);
+    for trie in state.tries {
+        put_trie(batch, trie);
+    }
+}
+
+/// A trie's deletions, then its writes (a commit never names a position in both).
+pub(super) fn put_trie(batch: &mut WriteBatch, trie: TrieUpdates) {
+    match trie.owner {
+        None => {
+            for path in trie.removed {
+                batch.delete_entry::<AccountTrie>(&TriePath(path));
+            }
+            for node in trie.nodes {
+                batch.put_entry::<AccountTrie>(&TriePath(node.path), node.rlp);
+            }
+        }
+        Some(owner) => {
+            for path in trie.removed {
+                batch.delete_entry::<StorageTrie>(&(owner, TriePath(path)));
+            }
+            for node in trie.nodes {
+                batch.put_entry::<StorageTrie>(&(owner, TriePath(node.path)), node.rlp);
+            }
+        }
     }
 }
 
@@ -137,6 +164,7 @@ impl Store {
         put_state(&mut batch, state);
         batch.put_entry::<Meta>(&MetaKey::Genesis, hash);
         batch.put_entry::<Meta>(&MetaKey::Head, hash);
+        batch.put_entry::<Meta>(&MetaKey::Layout, super::trie::layout_marker());
         self.write(batch)?;
         self.preserve_trie(account_trie);
         Ok(())
@@ -147,6 +175,16 @@ impl Store {
     pub fn commit_prepared(&self, prepared: PreparedCommit) -> Result<(), StoreError> {
         self.accept(prepared.batch)?;
         self.preserve_trie(prepared.account_trie);
+        // The next block reads the nodes this one wrote; caching them spares it a read
+        // by position and a hash check each. Off the commit's path: until it runs, reads
+        // find them in the overlay.
+        let cache = self.nodes.clone();
+        let nodes = prepared.nodes;
+        rayon::spawn(move || {
+            for (hash, node) in nodes {
+                cache.insert(hash, node);
+            }
+        });
         Ok(())
     }
 
@@ -157,8 +195,16 @@ impl Store {
         let account_trie = state.account_trie.take();
         // The state part (thousands of trie nodes and slots) and the chain data (large
         // encodings) are built and indexed side by side; they write different tables.
-        let (state_part, chain_part) = rayon::join(
-            || PendingBatch::new(state_batch(state)),
+        let ((nodes, state_part), chain_part) = rayon::join(
+            || {
+                let nodes: Vec<(B256, NodeRlp)> = state
+                    .tries
+                    .iter()
+                    .flat_map(|t| &t.nodes)
+                    .map(|n| (n.hash, NodeRlp::from(n.rlp.as_slice())))
+                    .collect();
+                (nodes, PendingBatch::new(state_batch(state)))
+            },
             || {
                 let mut batch = WriteBatch::with_capacity(16);
                 put_block_data(&mut batch, &hash, block);
@@ -172,6 +218,10 @@ impl Store {
                 PendingBatch::new(batch)
             },
         );
-        PreparedCommit { batch: PendingBatch::concat(state_part, chain_part), account_trie }
+        PreparedCommit {
+            batch: PendingBatch::concat(state_part, chain_part),
+            account_trie,
+            nodes,
+        }
     }
 }

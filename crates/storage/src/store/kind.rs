@@ -29,9 +29,12 @@ impl std::str::FromStr for DbKind {
 }
 
 impl Store {
-    /// Opens (creating if needed) a store. `path` is required for on-disk backends.
+    /// Opens (creating if needed) a store. `path` is required for on-disk backends. A
+    /// store whose state is in another layout than this build's is refused.
     pub fn open(kind: DbKind, path: Option<&Path>) -> Result<Self, StoreError> {
-        Ok(Self::new(open_backend(kind, path)?))
+        let store = Self::new(open_backend(kind, path)?);
+        store.check_layout()?;
+        Ok(store)
     }
 }
 

@@ -19,14 +19,14 @@ mod unwind;
 pub use cache::CacheSizes;
 pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
 pub use kind::DbKind;
-pub use trie::ACCOUNT_TRIE_BYTES;
+pub use trie::{ACCOUNT_TRIE_BYTES, STATE_LAYOUT};
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::codec::Key;
 use crate::memory::MemoryBackend;
 use crate::node_cache::{node_cache, NodeCache};
 use crate::persist::{Overlay, PendingBatch, Persister};
-use crate::tables::{decode_key, decode_owned, Row, TrieNodes, TypedTable};
+use crate::tables::{decode_key, decode_owned, Row, TypedTable};
 use crate::StoreError;
 use cache::FlatCache;
 use std::sync::Arc;
@@ -64,25 +64,7 @@ impl Store {
     pub fn with_cache_sizes(backend: Arc<dyn KvBackend>, sizes: CacheSizes) -> Self {
         let nodes = Arc::new(node_cache(sizes.trie_nodes));
         let overlay = Arc::new(Overlay::default());
-        let persister_nodes = nodes.clone();
-        let persister = Persister::start(backend.clone(), overlay.clone(), move |written| {
-            // Trie nodes never change, so they can enter the cache whenever; doing it here
-            // keeps the copy (or, usually, the move) off the commit's critical path.
-            let batch = match Arc::try_unwrap(written) {
-                Ok(pending) => pending.batch,
-                Err(shared) => shared.batch.clone(),
-            };
-            for (table, key, value) in batch.ops {
-                if table != TrieNodes::TABLE {
-                    continue;
-                }
-                if let (Ok(hash), Some(node)) = (decode_key::<TrieNodes>(&key), value) {
-                    if let Ok(node) = decode_owned::<TrieNodes>(node) {
-                        persister_nodes.insert(hash, node);
-                    }
-                }
-            }
-        });
+        let persister = Persister::start(backend.clone(), overlay.clone());
         Self {
             backend,
             nodes,

@@ -2,7 +2,8 @@
 //! caches (see `cache` for how a miss may fill them).
 
 use super::Store;
-use crate::tables::{Accounts, Code, Storage, TrieNodes, TypedTable};
+use crate::codec::TriePath;
+use crate::tables::{AccountTrie, Accounts, Code, Storage, StorageTrie, TypedTable};
 use crate::StoreError;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::AccountState;
@@ -78,12 +79,26 @@ impl Store {
     }
 }
 
+/// Nodes are read by position and checked against the hash their parent holds: a
+/// position holds the head state's node, so a walk of an older state (or a corrupted
+/// node) finds a mismatch and reports the node missing instead of reading wrong data. The
+/// node cache is keyed by hash, so what it holds is never stale.
 impl NodeReader for Store {
-    fn get_node(&self, hash: &B256) -> Result<Option<NodeRlp>, TrieError> {
+    fn get_node(
+        &self,
+        owner: Option<&B256>,
+        path: &[u8],
+        hash: &B256,
+    ) -> Result<Option<NodeRlp>, TrieError> {
         if let Some(node) = self.nodes.get(hash) {
             return Ok(Some(node));
         }
-        let Some(node) = self.read::<TrieNodes>(hash)? else {
+        let position = TriePath(path.to_vec());
+        let node = match owner {
+            None => self.read::<AccountTrie>(&position)?,
+            Some(owner) => self.read::<StorageTrie>(&(*owner, position))?,
+        };
+        let Some(node) = node.filter(|node| keccak256(node) == *hash) else {
             return Ok(None);
         };
         self.nodes.insert(*hash, node.clone());

@@ -5,17 +5,49 @@
 //! block's batch makes them the ones kept, so they always belong to a committed state. A
 //! block that is never committed (invalid, or built and dropped) leaves nothing behind;
 //! the next block whose parent root they do not match (after a reorg, say) just reads its
-//! trie from the store. Nodes are keyed by hash and never deleted, so kept levels stay
-//! valid whatever the head does.
+//! trie from the store. A trie is a function of its root: whenever the head's state has
+//! the kept levels' root, the nodes stored at their positions are the ones they reference.
+//!
+//! Also here: the layout marker. Trie nodes are stored by position (`AccountTrie`,
+//! `StorageTrie`); stores written before that kept them by hash, and cannot be read.
 
 use super::Store;
+use crate::codec::MetaKey;
+use crate::tables::Meta;
+use crate::StoreError;
+use alloy_primitives::B256;
 use ethrex_trie::PreservedTrie;
 use std::sync::atomic::Ordering;
 
 /// The decoded upper levels of the account trie kept between blocks, by default.
 pub const ACCOUNT_TRIE_BYTES: usize = 32 << 20;
 
+/// The state layout this build writes and reads: 2 is trie nodes by position. (1, never
+/// written, is the earlier layout of nodes by hash.)
+pub const STATE_LAYOUT: u8 = 2;
+
+/// `STATE_LAYOUT` as stored under `MetaKey::Layout`.
+pub(super) fn layout_marker() -> B256 {
+    B256::with_last_byte(STATE_LAYOUT)
+}
+
 impl Store {
+    /// Refuses a store with a chain whose state is laid out otherwise than this build
+    /// reads it (a data directory from before trie nodes were stored by position).
+    pub(super) fn check_layout(&self) -> Result<(), StoreError> {
+        if self.read::<Meta>(&MetaKey::Head)?.is_none() {
+            return Ok(());
+        }
+        match self.read::<Meta>(&MetaKey::Layout)? {
+            Some(marker) if marker == layout_marker() => Ok(()),
+            found => Err(StoreError::Invalid(format!(
+                "the data directory holds a state in layout {}, this build reads layout \
+                 {STATE_LAYOUT} (trie nodes by position): remove it and sync or import again",
+                found.map_or(1, |m| m[31])
+            ))),
+        }
+    }
+
     /// The kept upper levels of the account trie at `root`, handed over (the next commit
     /// puts new ones back); `None` if the levels kept are another root's or none are.
     pub fn take_preserved_trie(&self, root: alloy_primitives::B256) -> Option<PreservedTrie> {
@@ -72,8 +104,8 @@ mod tests {
             None => Trie::new(store, root),
         };
         trie.update_batch(keys.map(|i| (keccak256(i.to_be_bytes()), Some(vec![1; 40])))).unwrap();
-        let (root, trie_nodes, account_trie) = trie.commit_preserving(1 << 20).unwrap();
-        (root, StateUpdate { trie_nodes, account_trie, ..Default::default() })
+        let (root, nodes, account_trie) = trie.commit_preserving(1 << 20).unwrap();
+        (root, StateUpdate { tries: vec![nodes], account_trie, ..Default::default() })
     }
 
     fn commit(store: &Store, hash: B256, number: u64, state: StateUpdate) {
