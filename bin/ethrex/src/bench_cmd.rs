@@ -296,6 +296,15 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if !result.modes.is_empty() {
         println!("modes on {mode_threads} threads:");
         print!("{}", table(&result.modes));
+        if let Some(peak) = result.peak_rss_bytes {
+            println!(
+                "memory: peak RSS {:.0} MB while the {} modes ran side by side (each keeps up to \
+                 {} MB of account trie levels)",
+                peak as f64 / 1e6,
+                result.modes.len(),
+                a.trie_memory_mb
+            );
+        }
     }
     if !result.sweep.is_empty() {
         print!("{}", sweep_table(&result.sweep));
@@ -334,6 +343,10 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
                 "index_bytes": result.index_bytes,
             },
             "modes": modes,
+            "memory": {
+                "peak_rss_bytes": result.peak_rss_bytes,
+                "trie_memory_mb": a.trie_memory_mb,
+            },
             "sweep": result.sweep,
         });
         let mut json = json;

@@ -703,6 +703,25 @@ pub struct BenchRun {
     /// branch pages read back, RocksDB's index and filters; `None` when not cold or with
     /// `cold_index`.
     pub index_bytes: Option<u64>,
+    /// The process's peak resident memory while the modes ran (every mode's store and
+    /// caches at once; building the genesis template before them is not counted), in
+    /// bytes; `None` where the kernel does not report it.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+/// Restarts the kernel's count of the process's peak resident memory (`VmHWM`), so a
+/// later `peak_rss_bytes` covers only what follows. Best effort: on a kernel without it,
+/// the peak covers the whole process.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident memory since start or the last `reset_peak_rss`.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Builds the genesis template, then runs the modes (on `threads` workers) and the
@@ -717,10 +736,18 @@ pub fn run(
         bail!("--state-scheme binary runs the modes only, not the sweep");
     }
     let mut dbs = Databases::build(options, fixture)?;
+    reset_peak_rss();
     let modes = run_modes(options, fixture, &mut dbs, threads)?;
+    let peak_rss_bytes = if modes.is_empty() { None } else { peak_rss_bytes() };
     let sweep = match sweep {
         Some(sweep) => run_sweep(options, fixture, &mut dbs, sweep)?,
         None => Vec::new(),
     };
-    Ok(BenchRun { modes, sweep, cache_drop: dbs.cache_drop, index_bytes: dbs.index_bytes })
+    Ok(BenchRun {
+        modes,
+        sweep,
+        cache_drop: dbs.cache_drop,
+        index_bytes: dbs.index_bytes,
+        peak_rss_bytes,
+    })
 }

@@ -420,7 +420,8 @@ fn a_corrupted_read_is_an_error_or_harmless_never_a_wrong_state() {
         Table::Storage,
         Table::Code,
         Table::Headers,
-        Table::TrieNodes,
+        Table::AccountTrie,
+        Table::StorageTrie,
         Table::Meta,
     ];
     for kind in KINDS {

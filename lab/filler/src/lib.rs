@@ -203,6 +203,7 @@ pub fn init_genesis_filled_in_rounds(
         return Ok(header);
     };
     check_spec(filler, &alloc)?;
+    store.check_layout()?;
     if let Some(existing) = store.genesis_hash()? {
         return check_existing(store, genesis, filler, existing);
     }

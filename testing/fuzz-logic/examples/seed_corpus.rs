@@ -277,8 +277,8 @@ fn main() {
             trie.insert(&key, vec![i as u8 + 1; value_len]).unwrap();
         }
         let (_, nodes) = trie.commit().unwrap();
-        for (node_index, (_, rlp)) in nodes.iter().enumerate().take(12) {
-            corpus.write("trie_node", &format!("trie{trie_index}-node{node_index}"), rlp);
+        for (node_index, node) in nodes.nodes.iter().enumerate().take(12) {
+            corpus.write("trie_node", &format!("trie{trie_index}-node{node_index}"), &node.rlp);
         }
     }
 

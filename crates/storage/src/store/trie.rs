@@ -34,7 +34,8 @@ pub(super) fn layout_marker() -> B256 {
 impl Store {
     /// Refuses a store with a chain whose state is laid out otherwise than this build
     /// reads it (a data directory from before trie nodes were stored by position).
-    pub(super) fn check_layout(&self) -> Result<(), StoreError> {
+    /// `Store::open` checks it; a store built over a backend directly should too.
+    pub fn check_layout(&self) -> Result<(), StoreError> {
         if self.read::<Meta>(&MetaKey::Head)?.is_none() {
             return Ok(());
         }
