@@ -5,7 +5,7 @@
 
 use crate::error::{BlockError, NodeFault};
 use crate::import::{recover_senders, Blockchain};
-use crate::state_root::compute_state_update;
+use crate::state_root::compute_state_root;
 use crate::validation::ReceiptsCommitment;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
@@ -113,9 +113,8 @@ impl Blockchain {
         header.logs_bloom = receipts.bloom;
         header.requests_hash = output.requests.as_ref().map(|r| r.requests_hash());
         header.block_access_list_hash = output.bal.as_deref().map(compute_block_access_list_hash);
-        let (state_root, _, _) =
-            compute_state_update(&self.store, parent.state_root, &output.accounts, output.codes)?;
-        header.state_root = state_root;
+        header.state_root =
+            compute_state_root(&self.store, parent.state_root, &output.accounts, output.codes)?;
         Ok(BuiltBlock {
             block: BlockWithBal { block: recovered.block, bal: output.bal },
             requests: output.requests,

@@ -137,6 +137,18 @@ pub fn compute_state_update(
     compute_state_update_with(store, store, parent_root, changes, codes)
 }
 
+/// The state root `changes` give on top of the state at `parent_root`, for a block that
+/// is built rather than imported: the account trie's kept levels stay where they are, for
+/// the import of the block (or another) that follows.
+pub fn compute_state_root(
+    store: &Store,
+    parent_root: B256,
+    changes: &[AccountChange],
+    codes: Vec<NewCode>,
+) -> Result<B256, BlockError> {
+    Ok(state_update(store, store, parent_root, changes, codes, KeptLevels::Leave)?.0)
+}
+
 /// As `compute_state_update`, reading pre-block slot values from `pre` (which must hold
 /// the same state as the store's flat tables).
 pub fn compute_state_update_with(
@@ -145,6 +157,25 @@ pub fn compute_state_update_with(
     parent_root: B256,
     changes: &[AccountChange],
     codes: Vec<NewCode>,
+) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
+    state_update(store, pre, parent_root, changes, codes, KeptLevels::Take)
+}
+
+/// Whether a state update starts from the account trie levels the store keeps (and hands
+/// the new ones on with its commit) or leaves them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeptLevels {
+    Take,
+    Leave,
+}
+
+fn state_update(
+    store: &Store,
+    pre: &impl PreBlockSlots,
+    parent_root: B256,
+    changes: &[AccountChange],
+    codes: Vec<NewCode>,
+    levels: KeptLevels,
 ) -> Result<(B256, StateUpdate, ChangeSet), BlockError> {
     let hashed_addresses = keccak256_all(&changes.iter().map(|c| c.address).collect::<Vec<_>>());
     // The account trie starts from the levels the parent's commit kept in memory, if it
@@ -159,7 +190,11 @@ pub fn compute_state_update_with(
                 .collect::<Result<_, _>>()
         },
         || {
-            let trie = match store.take_preserved_trie(parent_root) {
+            let kept = match levels {
+                KeptLevels::Take => store.take_preserved_trie(parent_root),
+                KeptLevels::Leave => None,
+            };
+            let trie = match kept {
                 Some(levels) => Trie::from_preserved(store, levels),
                 None => Trie::new(store, parent_root),
             };
@@ -201,9 +236,15 @@ pub fn compute_state_update_with(
         update.tries.extend(o.trie);
     }
     account_trie.update_batch(account_updates)?;
-    let (root, nodes, levels) = account_trie.commit_preserving(store.trie_memory())?;
+    let (root, nodes) = match levels {
+        KeptLevels::Take => {
+            let (root, nodes, kept) = account_trie.commit_preserving(store.trie_memory())?;
+            update.account_trie = kept;
+            (root, nodes)
+        }
+        KeptLevels::Leave => account_trie.commit()?,
+    };
     update.tries.push(nodes);
-    update.account_trie = levels;
     Ok((root, update, change_set))
 }
 
