@@ -77,7 +77,9 @@ impl NodeReader for KvTrieNodes {
         let position = TriePath(path.to_vec());
         let node = match owner {
             None => self.backend.get(Table::AccountTrie, &position.encode_key())?,
-            Some(owner) => self.backend.get(Table::StorageTrie, &(*owner, position).encode_key())?,
+            Some(owner) => {
+                self.backend.get(Table::StorageTrie, &(*owner, position).encode_key())?
+            }
         };
         Ok(node.filter(|node| keccak256(node) == *hash).map(NodeRlp::from))
     }

@@ -61,9 +61,9 @@ pub(crate) fn check_reads_against_trie<DB>(
         let in_trie = match trie_account(address)? {
             None => U256::ZERO,
             Some(account) => {
-                let storage = storage_tries
-                    .entry(address)
-                    .or_insert_with(|| Trie::storage(store, keccak256(address), account.storage_root));
+                let storage = storage_tries.entry(address).or_insert_with(|| {
+                    Trie::storage(store, keccak256(address), account.storage_root)
+                });
                 match storage.get(keccak256(slot.to_be_bytes::<32>()).as_slice())? {
                     None => U256::ZERO,
                     Some(rlp) => U256::decode(&mut rlp.as_slice()).map_err(|e| {

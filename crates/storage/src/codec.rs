@@ -129,7 +129,10 @@ impl Key for (B256, TriePath) {
     }
     fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
         if bytes.len() < 32 {
-            return Err(CodecError(format!("storage trie key is {} bytes, at least 32", bytes.len())));
+            return Err(CodecError(format!(
+                "storage trie key is {} bytes, at least 32",
+                bytes.len()
+            )));
         }
         Ok((B256::from_slice(&bytes[..32]), check_trie_path(&bytes[32..])?))
     }

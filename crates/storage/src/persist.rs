@@ -155,10 +155,7 @@ pub(crate) struct Persister {
 impl Persister {
     /// Starts the thread that writes accepted batches to `backend` in order, taking each
     /// out of `overlay` once it is written.
-    pub(crate) fn start(
-        backend: Arc<dyn KvBackend>,
-        overlay: Arc<Overlay>,
-    ) -> Self {
+    pub(crate) fn start(backend: Arc<dyn KvBackend>, overlay: Arc<Overlay>) -> Self {
         let (sender, receiver) = sync_channel::<Arc<PendingBatch>>(MAX_PENDING_BATCHES);
         let shared =
             Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new() });

@@ -135,7 +135,11 @@ fn genesis_and_block_write_exactly_these_bytes() {
             wiped_storage: vec![(A, U256::from(0xffu64))],
             codes: vec![],
             tries: vec![
-                TrieUpdates { owner: None, nodes: vec![node(&[0xf], &[0xc1, 0x80])], removed: vec![] },
+                TrieUpdates {
+                    owner: None,
+                    nodes: vec![node(&[0xf], &[0xc1, 0x80])],
+                    removed: vec![],
+                },
                 TrieUpdates {
                     owner: Some(OWNER),
                     nodes: vec![node(&[1, 0xa], &[0xc0])],
@@ -236,7 +240,10 @@ fn genesis_and_block_write_exactly_these_bytes() {
     assert_eq!(store.canonical_hash(1).unwrap(), Some(BLOCK1));
     assert_eq!(store.account(&B).unwrap(), None);
     assert_eq!(store.storage(&A, &U256::from(0x0102u64)).unwrap(), U256::ZERO);
-    assert_eq!(store.storage_entries(&A).unwrap(), vec![(U256::from(5u64), U256::from(0x01_0000u64))]);
+    assert_eq!(
+        store.storage_entries(&A).unwrap(),
+        vec![(U256::from(5u64), U256::from(0x01_0000u64))]
+    );
     assert_eq!(store.all_accounts().unwrap(), vec![(A, account())]);
     assert_eq!(store.code(&CODE_HASH).unwrap(), Some(Bytes::from_static(&[0x60, 0x00])));
     assert_eq!(store.receipts(&BLOCK1).unwrap(), Some(vec![]));

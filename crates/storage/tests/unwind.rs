@@ -5,6 +5,7 @@
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 use ethrex_common::{AccountState, Block, BlockBody, Header, EMPTY_ROOT_HASH, KECCAK_EMPTY};
+use ethrex_storage::backend::Entries;
 use ethrex_storage::{BlockCommit, ChangeSet, StateUpdate, Store, StoreError, Table};
 use ethrex_trie::Trie;
 
@@ -17,7 +18,11 @@ fn address(i: u64) -> Address {
 
 /// The block's state update and change set over the store's head state (at
 /// `parent_root`), computed with the trie over the store.
-fn block_state(store: &Store, parent_root: B256, changes: &[Change]) -> (B256, StateUpdate, ChangeSet) {
+fn block_state(
+    store: &Store,
+    parent_root: B256,
+    changes: &[Change],
+) -> (B256, StateUpdate, ChangeSet) {
     let mut update = StateUpdate::default();
     let mut change_set = ChangeSet::default();
     let mut accounts = Trie::new(store, parent_root);
@@ -44,7 +49,7 @@ fn block_state(store: &Store, parent_root: B256, changes: &[Change]) -> (B256, S
             storage_root,
             code_hash: KECCAK_EMPTY,
         });
-        let rlp = account.map_or(vec![], |a| alloy_rlp::encode(a));
+        let rlp = account.map_or(vec![], alloy_rlp::encode);
         accounts.insert(keccak256(address).as_slice(), rlp).unwrap();
         update.accounts.push((*address, account));
     }
@@ -75,7 +80,7 @@ fn commit(store: &Store, block: &Block, state: StateUpdate, change_set: ChangeSe
 }
 
 /// The state tables' whole content.
-fn state_tables(store: &Store) -> Vec<(Table, Vec<(Vec<u8>, Vec<u8>)>)> {
+fn state_tables(store: &Store) -> Vec<(Table, Entries)> {
     let state = [Table::Accounts, Table::Storage, Table::AccountTrie, Table::StorageTrie];
     store.all_entries().unwrap().into_iter().filter(|(t, _)| state.contains(t)).collect()
 }
@@ -95,7 +100,9 @@ fn trie_holds(store: &Store, root: B256, address: &Address, slot: u64, value: u6
 fn unwinding_restores_the_state_tables_byte_for_byte() {
     let store = Store::in_memory();
     let genesis_changes: Vec<Change> = (0..60)
-        .map(|i| (address(i), Some((1, 1000 + i)), (0..i % 7 * 5).map(|s| (s, s + i + 1)).collect()))
+        .map(|i| {
+            (address(i), Some((1, 1000 + i)), (0..i % 7 * 5).map(|s| (s, s + i + 1)).collect())
+        })
         .collect();
     let (root0, state, _) = block_state(&store, EMPTY_ROOT_HASH, &genesis_changes);
     let genesis = block(0, B256::ZERO, root0);

@@ -14,9 +14,9 @@ use alloy_primitives::B256;
 use std::collections::BTreeMap;
 
 pub use alloy_trie::EMPTY_ROOT_HASH;
-pub use prefetch::prefetch_paths;
 #[cfg(any(test, feature = "test-utils"))]
 pub use path_store::PathStore;
+pub use prefetch::prefetch_paths;
 pub use preserved::PreservedTrie;
 pub use trie::Trie;
 

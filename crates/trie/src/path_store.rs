@@ -46,16 +46,19 @@ impl PathStore {
 
     /// The positions of the stored nodes the trie at `root` is made of, found by walking
     /// it from its root (each node checked against its parent's reference).
-    pub fn reachable(&self, owner: Option<B256>, root: B256) -> Result<BTreeSet<Vec<u8>>, TrieError> {
+    pub fn reachable(
+        &self,
+        owner: Option<B256>,
+        root: B256,
+    ) -> Result<BTreeSet<Vec<u8>>, TrieError> {
         let mut found = BTreeSet::new();
         if root == EMPTY_ROOT_HASH {
             return Ok(found);
         }
         let mut stack = vec![(Vec::new(), root)];
         while let Some((path, hash)) = stack.pop() {
-            let rlp = self
-                .get_node(owner.as_ref(), &path, &hash)?
-                .ok_or(TrieError::MissingNode(hash))?;
+            let rlp =
+                self.get_node(owner.as_ref(), &path, &hash)?.ok_or(TrieError::MissingNode(hash))?;
             let node = decode(&rlp, hash)?;
             visit(&node, &path, &mut stack);
             found.insert(path);

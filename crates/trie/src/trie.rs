@@ -195,7 +195,9 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
             rest = tail;
         }
 
-        let results: Vec<Result<(usize, Vec<Vec<u8>>), TrieError>> = children
+        // Per subtree: how many updates changed something, and the positions they emptied.
+        type Subtree = Result<(usize, Vec<Vec<u8>>), TrieError>;
+        let results: Vec<Subtree> = children
             .par_iter_mut()
             .zip(groups.into_par_iter())
             .map(|(child, group)| {
@@ -516,8 +518,7 @@ fn prepare_collapse<R: NodeReader + ?Sized>(
     let Node::Branch { children, value: None } = node else {
         return Ok(());
     };
-    let mut occupied =
-        children.iter_mut().enumerate().filter(|(_, c)| !matches!(c, Child::Empty));
+    let mut occupied = children.iter_mut().enumerate().filter(|(_, c)| !matches!(c, Child::Empty));
     if let (Some((index, only)), None) = (occupied.next(), occupied.next()) {
         cell_mut(reader, owner, &concat(position, &[index as u8]), only)?;
     }

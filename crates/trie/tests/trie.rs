@@ -6,7 +6,8 @@
 use alloy_primitives::{b256, keccak256, B256};
 use alloy_rlp::{Encodable, Header};
 use ethrex_trie::{
-    apply_updates, PathStore, root_from_scratch, NodeReader, Trie, TrieError, TrieUpdates, EMPTY_ROOT_HASH,
+    apply_updates, root_from_scratch, NodeReader, PathStore, Trie, TrieError, TrieUpdates,
+    EMPTY_ROOT_HASH,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use std::collections::{BTreeMap, HashMap};

@@ -4,11 +4,11 @@ use super::Store;
 use crate::backend::WriteBatch;
 use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
-use crate::persist::PendingBatch;
 use crate::codec::TriePath;
+use crate::persist::PendingBatch;
 use crate::tables::{
-    AccountTrie, Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers,
-    Headers, Meta, Receipts, Storage, StorageTrie,
+    AccountTrie, Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers,
+    Meta, Receipts, Storage, StorageTrie,
 };
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
@@ -218,10 +218,6 @@ impl Store {
                 PendingBatch::new(batch)
             },
         );
-        PreparedCommit {
-            batch: PendingBatch::concat(state_part, chain_part),
-            account_trie,
-            nodes,
-        }
+        PreparedCommit { batch: PendingBatch::concat(state_part, chain_part), account_trie, nodes }
     }
 }

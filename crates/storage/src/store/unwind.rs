@@ -66,7 +66,7 @@ impl Store {
                 }
                 put_trie(&mut batch, updates);
             }
-            account_updates.push((hashed, previous.map(|a| alloy_rlp::encode(a))));
+            account_updates.push((hashed, previous.map(alloy_rlp::encode)));
         }
         if let Some(address) = slots.keys().next() {
             return Err(corrupt::<ChangeSets>(format!(
