@@ -12,7 +12,6 @@
 
 use alloy_primitives::{keccak256, B256};
 use ethrex_storage::codec::{Key, TriePath};
-use ethrex_storage::tables::{AccountTrie, StorageTrie};
 use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
 use ethrex_trie::{NodeReader, NodeRlp, TrieError, TrieUpdates};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,24 +41,7 @@ impl KvTrieNodes {
     pub fn write(&self, tries: Vec<TrieUpdates>) -> Result<(), StoreError> {
         let mut batch = WriteBatch::new();
         for trie in tries {
-            match trie.owner {
-                None => {
-                    for path in trie.removed {
-                        batch.delete_entry::<AccountTrie>(&TriePath(path));
-                    }
-                    for node in trie.nodes {
-                        batch.put_entry::<AccountTrie>(&TriePath(node.path), node.rlp);
-                    }
-                }
-                Some(owner) => {
-                    for path in trie.removed {
-                        batch.delete_entry::<StorageTrie>(&(owner, TriePath(path)));
-                    }
-                    for node in trie.nodes {
-                        batch.put_entry::<StorageTrie>(&(owner, TriePath(node.path)), node.rlp);
-                    }
-                }
-            }
+            batch.put_trie(trie);
         }
         self.backend.write(&batch)
     }

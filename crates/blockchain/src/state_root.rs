@@ -80,6 +80,15 @@ fn account_outcome(
         let entries = store.storage_entries(&address)?;
         let slot_keys: Vec<[u8; 32]> = entries.iter().map(|(s, _)| s.to_be_bytes()).collect();
         trie.update_batch(keccak256_all(&slot_keys).into_iter().map(|key| (key, None)))?;
+        // Left with leaves, the trie held slots the flat state does not: a storage fault,
+        // which must not become a wrong storage root (and an INVALID verdict).
+        if trie.root_hash()? != EMPTY_ROOT_HASH {
+            return Err(BlockError::storage(format!(
+                "account {address}: removing its {} stored slots leaves its storage trie \
+                 (root {previous_root}) non-empty",
+                entries.len()
+            )));
+        }
         for (slot, value) in entries {
             outcome.wiped.push((address, slot));
             outcome.previous_storage.push((address, slot, value));
@@ -357,4 +366,85 @@ pub fn verify_head_state(store: &Store) -> Result<B256, BlockError> {
         return Err(InvalidBlock::StateRoot { expected: head.state_root, got: root }.into());
     }
     Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::NodeFault;
+    use ethrex_common::{Block, KECCAK_EMPTY};
+    use ethrex_storage::tables::Storage;
+    use ethrex_storage::WriteBatch;
+
+    const A: Address = Address::repeat_byte(0xaa);
+
+    fn change(info: Option<(u64, U256, B256)>, wiped: bool, slots: &[(u64, u64)]) -> AccountChange {
+        AccountChange {
+            address: A,
+            info,
+            storage_wiped: wiped,
+            storage: slots.iter().map(|(s, v)| (U256::from(*s), U256::from(*v))).collect(),
+        }
+    }
+
+    /// A store whose head state has `A` with slots 1..=20, committed as a genesis.
+    fn store_with_storage() -> (Store, B256) {
+        let store = Store::in_memory();
+        let slots: Vec<(u64, u64)> = (1..=20).map(|s| (s, s * 3)).collect();
+        let genesis = [change(Some((1, U256::from(5u64), KECCAK_EMPTY)), false, &slots)];
+        let (root, update, _) =
+            compute_state_update(&store, EMPTY_ROOT_HASH, &genesis, vec![]).unwrap();
+        store.commit_genesis(B256::repeat_byte(1), &Block::default(), update).unwrap();
+        (store, root)
+    }
+
+    #[test]
+    fn a_destroyed_or_recreated_account_deletes_its_old_storage_trie() {
+        let (store, root) = store_with_storage();
+        for (info, slots) in [(None, vec![]), (Some((1, U256::ZERO, KECCAK_EMPTY)), vec![(7, 1)])] {
+            let (new_root, update, _) =
+                compute_state_update(&store, root, &[change(info, true, &slots)], vec![]).unwrap();
+            let storage: Vec<_> = update.tries.iter().filter(|t| t.owner.is_some()).collect();
+            assert_eq!(storage.len(), 1);
+            // Every stored node of the old trie is deleted or overwritten.
+            let old = store.all_entries().unwrap();
+            let (_, rows) = old
+                .iter()
+                .find(|(t, _)| *t == ethrex_storage::Table::StorageTrie)
+                .expect("storage trie table");
+            assert!(rows.len() > 1, "the old trie has stored nodes");
+            let written: Vec<&Vec<u8>> = storage[0].nodes.iter().map(|n| &n.path).collect();
+            for (key, _) in rows {
+                let path = key[32..].to_vec();
+                assert!(
+                    storage[0].removed.contains(&path) || written.contains(&&path),
+                    "position {path:?} of the old trie left behind"
+                );
+            }
+            let reference = match &slots[..] {
+                [] => EMPTY_ROOT_HASH,
+                slots => ethrex_trie::root_from_scratch(slots.iter().map(|(s, v)| {
+                    (
+                        keccak256(U256::from(*s).to_be_bytes::<32>()),
+                        alloy_rlp::encode(U256::from(*v)),
+                    )
+                })),
+            };
+            let account = update.accounts[0].1;
+            assert_eq!(account.map_or(EMPTY_ROOT_HASH, |a| a.storage_root), reference);
+            assert_ne!(new_root, root);
+        }
+    }
+
+    #[test]
+    fn a_trie_with_slots_the_flat_state_lacks_is_a_storage_fault_not_a_wrong_root() {
+        let (store, root) = store_with_storage();
+        let mut batch = WriteBatch::new();
+        batch.delete_entry::<Storage>(&(A, U256::from(20u64)));
+        store.write(batch).unwrap();
+        let err = compute_state_update(&store, root, &[change(None, true, &[])], vec![])
+            .expect_err("a destroyed account whose trie keeps a slot");
+        assert!(matches!(err, BlockError::Fault(NodeFault::Storage(_))), "{err}");
+        assert!(err.to_string().contains("non-empty"), "{err}");
+    }
 }

@@ -102,27 +102,30 @@ fn put_state(batch: &mut WriteBatch, state: StateUpdate) {
         batch.put_entry::<Code>(&hash, code);
     }
     for trie in state.tries {
-        put_trie(batch, trie);
+        batch.put_trie(trie);
     }
 }
 
-/// A trie's deletions, then its writes (a commit never names a position in both).
-pub(super) fn put_trie(batch: &mut WriteBatch, trie: TrieUpdates) {
-    match trie.owner {
-        None => {
-            for path in trie.removed {
-                batch.delete_entry::<AccountTrie>(&TriePath(path));
+impl WriteBatch {
+    /// What a trie commit changed (`Trie::commit`): its deletions, then its writes (a
+    /// commit never names a position in both), in the table of its owner's trie.
+    pub fn put_trie(&mut self, trie: TrieUpdates) {
+        match trie.owner {
+            None => {
+                for path in trie.removed {
+                    self.delete_entry::<AccountTrie>(&TriePath(path));
+                }
+                for node in trie.nodes {
+                    self.put_entry::<AccountTrie>(&TriePath(node.path), node.rlp);
+                }
             }
-            for node in trie.nodes {
-                batch.put_entry::<AccountTrie>(&TriePath(node.path), node.rlp);
-            }
-        }
-        Some(owner) => {
-            for path in trie.removed {
-                batch.delete_entry::<StorageTrie>(&(owner, TriePath(path)));
-            }
-            for node in trie.nodes {
-                batch.put_entry::<StorageTrie>(&(owner, TriePath(node.path)), node.rlp);
+            Some(owner) => {
+                for path in trie.removed {
+                    self.delete_entry::<StorageTrie>(&(owner, TriePath(path)));
+                }
+                for node in trie.nodes {
+                    self.put_entry::<StorageTrie>(&(owner, TriePath(node.path)), node.rlp);
+                }
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Moving the head back across a block (reorgs).
 
-use super::commit::{put_flat_state, put_trie};
+use super::commit::put_flat_state;
 use super::Store;
 use crate::backend::WriteBatch;
 use crate::codec::MetaKey;
@@ -64,7 +64,7 @@ impl Store {
                          its account before it says {expected}"
                     )));
                 }
-                put_trie(&mut batch, updates);
+                batch.put_trie(updates);
             }
             account_updates.push((hashed, previous.map(alloy_rlp::encode)));
         }
@@ -87,7 +87,7 @@ impl Store {
                 parent.state_root
             )));
         }
-        put_trie(&mut batch, updates);
+        batch.put_trie(updates);
         put_flat_state(&mut batch, &change_set.accounts, &change_set.storage);
         batch.delete_entry::<CanonicalHashes>(&header.number);
         batch.put_entry::<Meta>(&MetaKey::Head, header.parent_hash);
