@@ -106,13 +106,10 @@ pub(crate) struct BenchArgs {
     /// Threads of the I/O pool the BAL prefetch runs on.
     #[arg(long, default_value_t = ethrex_import_bench::bench::DEFAULT_IO_THREADS)]
     io_threads: usize,
-    /// MiB of decoded account trie nodes (the trie's upper levels) each mode keeps in
-    /// memory from one block to the next (kept through --cold: it is the node's own memory,
-    /// not a cache of the database).
-    #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::ACCOUNT_TRIE_BYTES >> 20)]
-    trie_memory_mb: usize,
-    /// rocksdb or mdbx. RocksDB is the default: its log-structured writes suit the
-    /// hash-keyed trie nodes a block writes (see docs/db-study/README.md).
+    #[command(flatten)]
+    trie_memory: crate::node_cmd::TrieMemoryArgs,
+    /// rocksdb or mdbx. RocksDB is the default, as for the node; which to use for what:
+    /// docs/db-study/README.md.
     #[arg(long, default_value = "rocksdb")]
     db: String,
     /// Keep the databases under this directory (default: a temporary directory).
@@ -264,7 +261,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     options.datadir = a.datadir;
     options.genesis_db = a.genesis_db;
     options.sleep = Duration::from_millis(a.sleep_ms);
-    options.trie_memory = a.trie_memory_mb << 20;
+    options.trie_memory = a.trie_memory.bytes();
     options.import = a.tuning.options(Cores::Pool);
     options.io = IoOptions {
         cold: a.cold,
@@ -302,7 +299,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
                  {} MB of account trie levels)",
                 peak as f64 / 1e6,
                 result.modes.len(),
-                a.trie_memory_mb
+                a.trie_memory.trie_memory_mb
             );
         }
     }
@@ -345,7 +342,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             "modes": modes,
             "memory": {
                 "peak_rss_bytes": result.peak_rss_bytes,
-                "trie_memory_mb": a.trie_memory_mb,
+                "trie_memory_mb": a.trie_memory.trie_memory_mb,
             },
             "sweep": result.sweep,
         });

@@ -25,10 +25,27 @@ pub(crate) struct DbArgs {
     /// mdbx or rocksdb.
     #[arg(long, default_value = "rocksdb")]
     pub(crate) db: String,
+    #[command(flatten)]
+    pub(crate) trie_memory: TrieMemoryArgs,
+}
+
+/// How much of the account trie stays decoded in memory between blocks (node, import and
+/// import-bench share it).
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct TrieMemoryArgs {
     /// MiB of decoded account trie nodes (the trie's upper levels) kept in memory from one
-    /// block to the next, so a block's state root reads the database only below them.
+    /// block to the next, so a block's state root reads the database only below them
+    /// (import-bench: per mode, and kept through --cold: it is the node's own memory, not a
+    /// cache of the database).
     #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::ACCOUNT_TRIE_BYTES >> 20)]
     pub(crate) trie_memory_mb: usize,
+}
+
+impl TrieMemoryArgs {
+    /// The budget in bytes.
+    pub(crate) fn bytes(self) -> usize {
+        self.trie_memory_mb << 20
+    }
 }
 
 impl DbArgs {
@@ -41,7 +58,7 @@ impl DbArgs {
         let path = self.datadir.join(&self.db);
         let store = Store::open(kind, Some(&path))
             .with_context(|| format!("opening the {} database in {}", self.db, path.display()))?;
-        store.set_trie_memory(self.trie_memory_mb << 20);
+        store.set_trie_memory(self.trie_memory.bytes());
         Ok(store)
     }
 }
