@@ -40,12 +40,16 @@ pub(crate) fn check_reads_against_trie<DB>(
     };
     for (address, info) in cache.cached_accounts() {
         let in_trie = trie_account(address)?;
+        // The storage root is not part of what execution reads, but the state root starts
+        // from the flat record's: a stale one there (a lost write) must not pass.
+        let flat_storage_root = store.account(&address)?.map(|a| a.storage_root);
         let same = match (&info, &in_trie) {
             (None, None) => true,
             (Some(read), Some(trie)) => {
                 read.nonce == trie.nonce
                     && read.balance == trie.balance
                     && read.code_hash == trie.code_hash
+                    && flat_storage_root == Some(trie.storage_root)
             }
             _ => false,
         };

@@ -4,7 +4,9 @@ use super::commit::put_flat_state;
 use super::Store;
 use crate::backend::WriteBatch;
 use crate::codec::MetaKey;
-use crate::tables::{corrupt, CanonicalHashes, ChangeSets, Headers, Meta};
+use crate::tables::{
+    corrupt, AccountTrie, CanonicalHashes, ChangeSets, Headers, Meta, StorageTrie, TypedTable,
+};
 use crate::StoreError;
 use alloy_primitives::{keccak256, Address, B256, U256};
 use ethrex_common::EMPTY_ROOT_HASH;
@@ -38,12 +40,19 @@ impl Store {
         for (address, slot, value) in &change_set.storage {
             slots.entry(*address).or_default().push((*slot, *value));
         }
-        let trie_error = |e: ethrex_trie::TrieError| match e {
-            ethrex_trie::TrieError::Store(inner) => match inner.downcast::<StoreError>() {
-                Ok(store) => *store,
-                Err(other) => StoreError::Backend(other),
-            },
-            other => corrupt::<ChangeSets>(format!("unwinding block {head}: {other}")),
+        // A node missing at its position or undecodable: the trie table is at fault, not
+        // the change set.
+        let trie_error = |table: &'static str| {
+            move |e: ethrex_trie::TrieError| match e {
+                ethrex_trie::TrieError::Store(inner) => match inner.downcast::<StoreError>() {
+                    Ok(store) => *store,
+                    Err(other) => StoreError::Backend(other),
+                },
+                other => StoreError::Corrupt {
+                    table,
+                    reason: format!("unwinding block {head}: {other}"),
+                },
+            }
         };
         let mut account_updates = Vec::with_capacity(change_set.accounts.len());
         for (address, previous) in &change_set.accounts {
@@ -55,8 +64,8 @@ impl Store {
                     let key = keccak256(slot.to_be_bytes::<32>());
                     (key, (!value.is_zero()).then(|| alloy_rlp::encode(value)))
                 }))
-                .map_err(trie_error)?;
-                let (root, updates) = trie.commit().map_err(trie_error)?;
+                .map_err(trie_error(StorageTrie::NAME))?;
+                let (root, updates) = trie.commit().map_err(trie_error(StorageTrie::NAME))?;
                 let expected = previous.map_or(EMPTY_ROOT_HASH, |a| a.storage_root);
                 if root != expected {
                     return Err(corrupt::<ChangeSets>(format!(
@@ -77,9 +86,10 @@ impl Store {
             Some(levels) => Trie::from_preserved(self, levels),
             None => Trie::new(self, header.state_root),
         };
-        accounts.update_batch(account_updates).map_err(trie_error)?;
-        let (root, updates, levels) =
-            accounts.commit_preserving(self.trie_memory()).map_err(trie_error)?;
+        accounts.update_batch(account_updates).map_err(trie_error(AccountTrie::NAME))?;
+        let (root, updates, levels) = accounts
+            .commit_preserving(self.trie_memory())
+            .map_err(trie_error(AccountTrie::NAME))?;
         if root != parent.state_root {
             return Err(corrupt::<ChangeSets>(format!(
                 "block {head}: the accounts before it give state root {root}, its parent's \
