@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ethrex");
-const BLOCKS: u64 = 30;
+const BLOCKS: u64 = 48;
 
 fn run(args: &[&str]) -> (bool, String) {
     let out = Command::new(BIN).args(args).output().expect("run ethrex");
@@ -67,7 +67,7 @@ fn crash_and_resume(db: &str) {
     // Kill points are counted in blocks, not in time: a timed kill can land before the
     // first block reaches the disk on a loaded machine (blocks are written in the
     // background), and then the test proves nothing. The importer logs each block once it
-    // is committed; a commit waits while MAX_PENDING_BATCHES batches are queued for the
+    // is committed; a commit waits while MAX_PENDING_BATCHES batches are not yet on the
     // disk, so after `MAX_PENDING_BATCHES + 2` logged blocks at least one is on disk. The
     // kill itself lands wherever the importer is by then (executing, committing,
     // writing). Deterministic "random" counts from a small LCG.

@@ -99,7 +99,7 @@ fn load(backend: &dyn KvBackend, o: &DbBenchOptions) -> anyhow::Result<()> {
             data::value(i, &mut value);
             batch.put(TABLE, key.clone(), value.clone());
         }
-        backend.write(&batch)?;
+        backend.write_batch(&batch)?;
         start = end;
     }
     Ok(())
@@ -257,7 +257,7 @@ pub(crate) fn write_phase(
             written.push((i, key.clone()));
         }
         let t = Instant::now();
-        db.backend.write(&batch)?;
+        db.backend.write_batch(&batch)?;
         ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     for (i, k) in written.iter().step_by(written.len().div_ceil(64).max(1)) {
@@ -271,7 +271,7 @@ pub(crate) fn write_phase(
         for (_, k) in chunk {
             batch.delete(TABLE, k.clone());
         }
-        db.backend.write(&batch)?;
+        db.backend.write_batch(&batch)?;
     }
     db.backend.sync()?;
     let mut sorted = ms.clone();

@@ -262,7 +262,7 @@ pub fn table(reports: &[ModeReport]) -> String {
             _ => out.push('\n'),
         }
     }
-    out.push_str("(per-block medians; times in ms; `check rd`: a BAL design's check reading the parent values of the\n keys it carries, beside execution and within `exec`; `store` is the commit on the import's critical path, `persist (bg)`\n the database write that follows on the persister thread, outside `total`; `wall` the whole run: imports\n plus waits for the writes, final flush included)\n");
+    out.push_str("(per-block medians; times in ms; `check rd`: a BAL design's check reading the parent values of the\n keys it carries, beside execution and within `exec`; `store` is the commit on the import's critical path, `persist (bg)`\n the database write that follows on the persister thread, outside `total`, a write of several blocks shared equally\n among them; `wall` the whole run: imports plus waits for the writes, final flush included)\n");
     if binary {
         out.push_str("(`bintrie`: applying the block's executed changes to the binary trie and committing it to the\n database, after the import, outside `total`, inside `wall`; the MPT root is still computed and checked)\n");
     }

@@ -43,7 +43,7 @@ impl KvTrieNodes {
         for trie in tries {
             batch.put_trie(trie);
         }
-        self.backend.write(&batch)
+        self.backend.write_batch(&batch)
     }
 }
 

@@ -16,7 +16,7 @@ use ethrex_common::{BlockWithBal, ChainConfig, Fork, Header};
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::server::{start, RunningServers};
 use ethrex_rpc::Node;
-use ethrex_storage::backend::{Entries, KvBackend, Table, WriteBatch};
+use ethrex_storage::backend::{Entries, KvBackend, SortedWrites, Table};
 use ethrex_storage::{DbKind, Store, StoreError};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -814,12 +814,12 @@ impl KvBackend for FaultyBackend {
     fn scan_prefix(&self, table: Table, prefix: &[u8]) -> Result<Entries, StoreError> {
         self.inner.scan_prefix(table, prefix)
     }
-    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, writes: &SortedWrites<'_>) -> Result<(), StoreError> {
         std::thread::sleep(self.write_delay);
         if self.writes.load(Ordering::SeqCst) + 1 >= self.fail_from_write {
             return Err(StoreError::Backend("No space left on device (injected)".into()));
         }
-        self.inner.write(batch)?;
+        self.inner.write(writes)?;
         self.writes.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }

@@ -11,7 +11,7 @@ pub mod rocksdb;
 pub mod store;
 pub mod tables;
 
-pub use backend::{KvBackend, Table, WriteBatch};
+pub use backend::{KvBackend, SortedWrites, Table, WriteBatch};
 pub use changeset::ChangeSet;
 pub use store::{
     BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, ACCOUNT_TRIE_BYTES,

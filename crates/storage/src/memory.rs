@@ -1,7 +1,7 @@
 //! In-memory backend for tests: one ordered map per table behind a single lock, so a
 //! batch is applied atomically with respect to readers.
 
-use crate::backend::{Entries, KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, SortedWrites, Table};
 use crate::StoreError;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -40,9 +40,9 @@ impl KvBackend for MemoryBackend {
             .collect())
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, writes: &SortedWrites<'_>) -> Result<(), StoreError> {
         let mut tables = self.tables.write();
-        for (table, key, value) in &batch.ops {
+        for (table, key, value) in writes.iter() {
             let map = &mut tables[table.index()];
             match value {
                 Some(v) => {

@@ -7,8 +7,15 @@
 //! keeps it in an in-memory overlay until the backend has applied it. Reads look at the
 //! overlay (newest batch first) before the backend.
 //!
+//! The persister writes several batches at once when they come close together (up to
+//! `WRITE_GROUP`, none waiting longer than `WRITE_DELAY`, or at once for a caller that
+//! waits for the disk): one atomic write, in which a key several of them write is written
+//! once, with its last value. During a sync or an import that is most of the trie nodes
+//! and many of the slots a block writes (see `docs/benchmarks.md`).
+//!
 //! Guarantees:
-//! - Batches reach the backend whole and in commit order, so after a crash the database
+//! - Batches reach the backend whole and in commit order (a write applies a run of
+//!   consecutive batches, all or none of it), so after a crash the database
 //!   holds some prefix of the committed blocks, each complete (the head points at the last
 //!   one). Blocks committed after that prefix are lost and must be imported again.
 //! - The queue is bounded (`MAX_PENDING_BATCHES`): if the disk falls behind, commits wait.
@@ -21,18 +28,27 @@
 //!   durable is unknown (the kernel may have dropped the dirty pages), so a retry that
 //!   succeeds would promise too much.
 
-use crate::backend::{Entries, KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, SortedWrites, Table, WriteBatch};
 use crate::StoreError;
 use parking_lot::{Condvar, Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
-use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// Batches (blocks) that may wait for the disk before commits block.
-pub const MAX_PENDING_BATCHES: usize = 8;
+/// Batches (blocks) that may wait for the disk, the ones being written included, before
+/// commits block.
+pub const MAX_PENDING_BATCHES: usize = 16;
+
+/// The most batches one database write applies. Consecutive blocks rewrite many of the
+/// same keys (the trie nodes near the roots, hot slots and accounts), and a key written by
+/// several batches of a write is written once.
+pub const WRITE_GROUP: usize = 8;
+
+/// How long an accepted batch may wait for others to join its write. Nobody waits on it:
+/// `flush` and `persist` have the persister write at once.
+pub const WRITE_DELAY: Duration = Duration::from_millis(200);
 
 /// A batch waiting for (or being written to) the backend, indexed for point reads.
 pub(crate) struct PendingBatch {
@@ -129,25 +145,76 @@ impl Overlay {
     }
 }
 
-/// What the persister has done so far.
+/// One database write of the persister: how long the backend took, and for how many
+/// accepted batches (blocks, or a write group's merged batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteTime {
+    /// The backend's time for the write.
+    pub took: Duration,
+    /// Accepted batches the write applied.
+    pub batches: usize,
+}
+
+/// What the persister has done so far, and what waits for it.
 #[derive(Default)]
 struct Progress {
+    /// Accepted batches not yet taken for a write, oldest first, with when each came.
+    queue: VecDeque<(Arc<PendingBatch>, Instant)>,
     accepted: u64,
     written: u64,
     failure: Option<String>,
-    /// Time the backend took for each written batch, drained by `take_write_times`.
-    write_times: Vec<Duration>,
+    /// Callers waiting for the disk (`wait_until_behind`): the persister writes what it
+    /// holds at once instead of waiting for a full group.
+    waiters: usize,
+    /// No more batches come: write what is queued, then stop.
+    closed: bool,
+    /// The writes since the last `take_write_times`.
+    write_times: Vec<WriteTime>,
 }
 
 struct Shared {
     progress: Mutex<Progress>,
+    /// Signalled on every change of `progress`.
     changed: Condvar,
+}
+
+impl Shared {
+    /// Waits until a group of batches is due and takes it: `WRITE_GROUP` of them, or fewer
+    /// once the oldest has waited `WRITE_DELAY`, someone waits for the disk, or the store
+    /// is closing. `None` once closed and everything is written. After a failure, queued
+    /// batches are dropped unwritten (they stay in the overlay, in memory only).
+    fn next_group(&self) -> Option<Vec<Arc<PendingBatch>>> {
+        let mut progress = self.progress.lock();
+        loop {
+            if progress.failure.is_some() {
+                // Writing later batches over a missing one would break the prefix
+                // guarantee.
+                progress.queue.clear();
+            }
+            let Some(oldest) = progress.queue.front().map(|(_, since)| *since) else {
+                if progress.closed {
+                    return None;
+                }
+                self.changed.wait(&mut progress);
+                continue;
+            };
+            let waited = oldest.elapsed();
+            let due = progress.queue.len() >= WRITE_GROUP
+                || progress.waiters > 0
+                || progress.closed
+                || waited >= WRITE_DELAY;
+            if due {
+                let n = progress.queue.len().min(WRITE_GROUP);
+                return Some(progress.queue.drain(..n).map(|(batch, _)| batch).collect());
+            }
+            self.changed.wait_for(&mut progress, WRITE_DELAY - waited);
+        }
+    }
 }
 
 /// Owns the persister thread. Dropping it (with the last `Store` clone) writes out
 /// everything pending, then stops the thread.
 pub(crate) struct Persister {
-    sender: Mutex<Option<SyncSender<Arc<PendingBatch>>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     shared: Arc<Shared>,
 }
@@ -156,38 +223,36 @@ impl Persister {
     /// Starts the thread that writes accepted batches to `backend` in order, taking each
     /// out of `overlay` once it is written.
     pub(crate) fn start(backend: Arc<dyn KvBackend>, overlay: Arc<Overlay>) -> Self {
-        let (sender, receiver) = sync_channel::<Arc<PendingBatch>>(MAX_PENDING_BATCHES);
         let shared =
             Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new() });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("ethrex-persist".into())
             .spawn(move || {
-                for pending in receiver {
-                    if thread_shared.progress.lock().failure.is_some() {
-                        // Writing later batches over a missing one would break the
-                        // prefix guarantee; they stay in memory only.
-                        continue;
-                    }
+                while let Some(group) = thread_shared.next_group() {
                     let t = Instant::now();
+                    let writes = SortedWrites::of(group.iter().map(|pending| &pending.batch));
                     // A panicking backend must not leave `flush` waiting forever.
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| backend.write(&pending.batch)))
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| backend.write(&writes)))
                         .unwrap_or_else(|_| Err(StoreError::Backend("the database write panicked".into())));
-                    let elapsed = t.elapsed();
-                    drop(pending);
+                    let took = t.elapsed();
+                    drop(writes);
+                    let batches = group.len();
+                    drop(group);
                     match result {
                         Ok(()) => {
-                            // Out of the overlay before it counts as written: whoever waits
-                            // for it (`flush`) then finds it settled. Dropped here, so
-                            // freeing a large batch stays off the import's threads.
-                            drop(overlay.pop_front());
+                            // Out of the overlay before they count as written: whoever
+                            // waits for them (`flush`) then finds them settled. Dropped
+                            // here, so freeing large batches stays off the import's threads.
+                            for _ in 0..batches {
+                                drop(overlay.pop_front());
+                            }
                             let mut progress = thread_shared.progress.lock();
-                            progress.written += 1;
-                            progress.write_times.push(elapsed);
-                            drop(progress);
+                            progress.written += batches as u64;
+                            progress.write_times.push(WriteTime { took, batches });
                         }
                         Err(e) => {
-                            tracing::error!(%e, "writing a block batch to the database failed; later blocks stay in memory only");
+                            tracing::error!(%e, "writing block batches to the database failed; later blocks stay in memory only");
                             thread_shared.progress.lock().failure = Some(e.to_string());
                         }
                     }
@@ -195,7 +260,7 @@ impl Persister {
                 }
             })
             .expect("spawning the persister thread");
-        Self { sender: Mutex::new(Some(sender)), thread: Mutex::new(Some(thread)), shared }
+        Self { thread: Mutex::new(Some(thread)), shared }
     }
 
     /// Records a failure outside the persister thread (a failed sync) as the sticky one:
@@ -220,16 +285,26 @@ impl Persister {
     }
 
     /// Queues a batch (already in the overlay; the caller checked `check` before putting
-    /// it there). Blocks while the queue is full.
+    /// it there). Blocks while `MAX_PENDING_BATCHES` are not yet written.
     pub(crate) fn submit(&self, pending: Arc<PendingBatch>) -> Result<(), StoreError> {
-        self.shared.progress.lock().accepted += 1;
-        let sender = self.sender.lock();
-        let sender = sender
-            .as_ref()
-            .ok_or_else(|| StoreError::Persistence("the store is shut down".into()))?;
-        sender
-            .send(pending)
-            .map_err(|_| StoreError::Persistence("the persister thread stopped".into()))
+        let mut progress = self.shared.progress.lock();
+        loop {
+            if progress.closed {
+                return Err(StoreError::Persistence("the store is shut down".into()));
+            }
+            if let Some(reason) = &progress.failure {
+                return Err(StoreError::Persistence(reason.clone()));
+            }
+            if progress.accepted - progress.written < MAX_PENDING_BATCHES as u64 {
+                break;
+            }
+            self.shared.changed.wait(&mut progress);
+        }
+        progress.accepted += 1;
+        progress.queue.push_back((pending, Instant::now()));
+        drop(progress);
+        self.shared.changed.notify_all();
+        Ok(())
     }
 
     /// Waits until every accepted batch is on the backend.
@@ -237,18 +312,23 @@ impl Persister {
         self.wait_until_behind(0)
     }
 
-    /// Waits until at most `lag` accepted batches are not yet on the backend.
+    /// Waits until at most `lag` accepted batches are not yet on the backend. The
+    /// persister writes what it holds meanwhile, without waiting for a full group.
     pub(crate) fn wait_until_behind(&self, lag: u64) -> Result<(), StoreError> {
         let mut progress = self.shared.progress.lock();
-        loop {
+        progress.waiters += 1;
+        self.shared.changed.notify_all();
+        let result = loop {
             if let Some(reason) = &progress.failure {
-                return Err(StoreError::Persistence(reason.clone()));
+                break Err(StoreError::Persistence(reason.clone()));
             }
             if progress.written + lag >= progress.accepted {
-                return Ok(());
+                break Ok(());
             }
             self.shared.changed.wait(&mut progress);
-        }
+        };
+        progress.waiters -= 1;
+        result
     }
 
     /// A handle that waits for the first failed write without keeping the store open.
@@ -256,7 +336,7 @@ impl Persister {
         FailureWatch { shared: self.shared.clone() }
     }
 
-    pub(crate) fn take_write_times(&self) -> Vec<Duration> {
+    pub(crate) fn take_write_times(&self) -> Vec<WriteTime> {
         std::mem::take(&mut self.shared.progress.lock().write_times)
     }
 }
@@ -288,8 +368,9 @@ impl FailureWatch {
 
 impl Drop for Persister {
     fn drop(&mut self) {
-        // Closing the channel ends the thread's loop after the queued batches.
-        self.sender.lock().take();
+        // The thread writes what is queued, then ends.
+        self.shared.progress.lock().closed = true;
+        self.shared.changed.notify_all();
         if let Some(thread) = self.thread.lock().take() {
             let _ = thread.join();
         }

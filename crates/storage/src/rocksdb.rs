@@ -1,6 +1,6 @@
 //! RocksDB backend: one column family per `Table`, one `WriteBatch` per commit.
 
-use crate::backend::{Entries, KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, SortedWrites, Table};
 use crate::StoreError;
 use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, DB};
 use std::path::Path;
@@ -101,9 +101,9 @@ impl KvBackend for RocksBackend {
         Ok(out)
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, writes: &SortedWrites<'_>) -> Result<(), StoreError> {
         let mut wb = rocksdb::WriteBatch::default();
-        for (table, key, value) in batch.sorted_ops() {
+        for (table, key, value) in writes.iter() {
             let cf = self.cf(*table)?;
             match value {
                 Some(v) => wb.put_cf(cf, key, v),

@@ -56,7 +56,7 @@ fn put_get_delete_and_scan() {
         }
         batch.put(Table::Storage, vec![8, 0], vec![9]);
         batch.put(Table::Accounts, vec![7, 1], vec![1]);
-        db.write(&batch).unwrap();
+        db.write_batch(&batch).unwrap();
         assert_eq!(db.get(Table::Storage, &[7, 2]).unwrap(), Some(vec![2; 3]), "{kind:?}");
         assert_eq!(
             db.get(Table::Accounts, &[7, 2]).unwrap(),
@@ -68,7 +68,7 @@ fn put_get_delete_and_scan() {
         let mut batch = WriteBatch::new();
         batch.delete(Table::Storage, vec![7, 1]);
         batch.put(Table::Storage, vec![7, 3], vec![0]);
-        db.write(&batch).unwrap();
+        db.write_batch(&batch).unwrap();
         assert_eq!(db.get(Table::Storage, &[7, 1]).unwrap(), None, "{kind:?}");
         assert_eq!(db.get(Table::Storage, &[7, 3]).unwrap(), Some(vec![0]), "{kind:?}");
     }
@@ -94,7 +94,7 @@ fn on_disk_backends_persist_across_reopen() {
             let mut marker = vec![0; 32];
             marker[31] = ethrex_storage::STATE_LAYOUT;
             batch.put(Table::Meta, b"layout".to_vec(), marker);
-            backend.write(&batch).unwrap();
+            backend.write_batch(&batch).unwrap();
         }
         let store = Store::open(kind, Some(&path)).unwrap();
         assert_eq!(
@@ -144,7 +144,7 @@ fn mdbx_used_bytes_after_overwrites(
             let key = alloy_primitives::keccak256(i.to_be_bytes());
             batch.put(Table::StorageTrie, key.to_vec(), vec![round as u8; 300]);
         }
-        db.write(&batch).unwrap();
+        db.write_batch(&batch).unwrap();
     }
     let key = alloy_primitives::keccak256(7u32.to_be_bytes());
     assert_eq!(
@@ -225,7 +225,7 @@ fn mdbx_pooled_reads_see_every_commit() {
             for key in (0..readers as u8).chain([0xff]) {
                 batch.put(Table::Accounts, vec![key], round.to_be_bytes().to_vec());
             }
-            db.write(&batch).unwrap();
+            db.write_batch(&batch).unwrap();
             barrier.wait();
             barrier.wait();
         }

@@ -19,7 +19,7 @@ fn rocksdb_opens_with_a_column_family_it_does_not_declare() {
     let backend = RocksBackend::open(&path).expect("opens with the foreign table");
     let mut batch = WriteBatch::new();
     batch.put(Table::Meta, b"k".to_vec(), b"v".to_vec());
-    backend.write(&batch).unwrap();
+    backend.write_batch(&batch).unwrap();
     assert_eq!(backend.get(Table::Meta, b"k").unwrap().as_deref(), Some(&b"v"[..]));
     let foreign = backend.db().cf_handle("an_older_table").expect("still there");
     assert_eq!(backend.db().get_cf(foreign, b"key").unwrap().as_deref(), Some(&b"kept"[..]));

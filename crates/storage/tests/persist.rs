@@ -2,9 +2,10 @@
 //! whole and in order, and a failed write stops everything after it from landing.
 
 use alloy_primitives::{Address, B256, U256};
+use ethrex_storage::backend::Entries;
 use ethrex_storage::memory::MemoryBackend;
-use ethrex_storage::persist::MAX_PENDING_BATCHES;
-use ethrex_storage::{CacheSizes, KvBackend, Store, StoreError, Table, WriteBatch};
+use ethrex_storage::persist::{MAX_PENDING_BATCHES, WRITE_GROUP};
+use ethrex_storage::{CacheSizes, KvBackend, SortedWrites, Store, StoreError, Table, WriteBatch};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,6 +17,8 @@ struct TestBackend {
     inner: MemoryBackend,
     gate: Mutex<()>,
     writes: AtomicUsize,
+    /// Keys written, over all writes.
+    ops: AtomicUsize,
     fail_write: Option<usize>,
 }
 
@@ -30,13 +33,14 @@ impl KvBackend for TestBackend {
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
         self.inner.scan_prefix(table, prefix)
     }
-    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
+    fn write(&self, writes: &SortedWrites<'_>) -> Result<(), StoreError> {
         let _open = self.gate.lock().unwrap();
         let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
         if self.fail_write == Some(n) {
             return Err(StoreError::Backend("no space left on device".into()));
         }
-        self.inner.write(batch)
+        self.ops.fetch_add(writes.len(), Ordering::SeqCst);
+        self.inner.write(writes)
     }
     fn kind(&self) -> &'static str {
         "test"
@@ -91,7 +95,8 @@ fn reads_see_batches_before_they_reach_the_disk() {
     assert_eq!(backend.inner.get(Table::Meta, b"head").unwrap(), Some(vec![2; 32]));
     assert_eq!(backend.inner.get(Table::Storage, &slot_key(1)).unwrap(), None);
     assert_eq!(entries(&store), vec![(2, 20), (3, 31), (4, 40)]);
-    assert_eq!(store.take_write_times().len(), 2);
+    let written: usize = store.take_write_times().iter().map(|w| w.batches).sum();
+    assert_eq!(written, 2);
 }
 
 #[test]
@@ -122,8 +127,9 @@ fn a_failed_write_is_sticky_and_nothing_after_it_lands() {
     let store = Store::new(backend.clone());
     store.write(head_batch(1, &[(1, 10)], &[])).unwrap();
     store.flush().unwrap();
-    // The second write fails on the persister thread; the third, queued behind it
-    // before the failure is known, must not be written over the gap.
+    // The second write fails on the persister thread (it holds block 2, and block 3 if
+    // the two came close enough to be written together); block 3 must not be written
+    // over the gap.
     let gate = backend.gate.lock().unwrap();
     store.write(head_batch(2, &[(2, 20)], &[])).unwrap();
     store.write(head_batch(3, &[(3, 30)], &[])).unwrap();
@@ -154,24 +160,69 @@ fn commits_wait_when_the_disk_falls_behind() {
             }
         })
     };
-    // One batch is with the (blocked) backend and the queue holds the bound: the writer
-    // gets that far, whatever the machine's speed, and then waits. Polled, with a deadline
-    // far above any scheduling delay, rather than a fixed sleep.
-    let bound = MAX_PENDING_BATCHES + 1;
+    // The bound counts the batches with the (blocked) backend too: the writer gets that
+    // far, whatever the machine's speed, and then waits. Polled, with a deadline far
+    // above any scheduling delay, rather than a fixed sleep.
+    let bound = MAX_PENDING_BATCHES;
     let deadline = Instant::now() + Duration::from_secs(30);
     while accepted.load(Ordering::SeqCst) < bound {
         assert!(Instant::now() < deadline, "the writer never filled the queue");
         std::thread::sleep(Duration::from_millis(1));
     }
     let waiting = accepted.load(Ordering::SeqCst);
-    assert!(waiting <= MAX_PENDING_BATCHES + 2, "{waiting} batches accepted with the disk stalled");
+    assert!(waiting <= MAX_PENDING_BATCHES + 1, "{waiting} batches accepted with the disk stalled");
     assert!(!writer.is_finished(), "every write was accepted with the disk stalled");
     assert_eq!(backend.writes.load(Ordering::SeqCst), 0, "the backend is still blocked");
     drop(gate);
     writer.join().unwrap();
     store.flush().unwrap();
     assert_eq!(entries(&store).len(), MAX_PENDING_BATCHES + 10);
-    assert_eq!(backend.writes.load(Ordering::SeqCst), MAX_PENDING_BATCHES + 10);
+    let writes = store.take_write_times();
+    assert_eq!(writes.iter().map(|w| w.batches).sum::<usize>(), MAX_PENDING_BATCHES + 10);
+    assert!(writes.iter().all(|w| (1..=WRITE_GROUP).contains(&w.batches)), "{writes:?}");
+    assert_eq!(backend.writes.load(Ordering::SeqCst), writes.len());
+}
+
+/// Every key of every table, straight from a backend.
+fn backend_entries(backend: &dyn KvBackend) -> Vec<(Table, Entries)> {
+    Table::ALL.iter().map(|&table| (table, backend.scan_prefix(table, &[]).unwrap())).collect()
+}
+
+#[test]
+fn batches_written_together_end_as_if_written_one_by_one() {
+    let backend = Arc::new(TestBackend::default());
+    let store = Store::new(backend.clone());
+    let reference = MemoryBackend::new();
+    // Batches that overwrite and delete each other's slots, and all write the head.
+    let batches: Vec<WriteBatch> = (0..MAX_PENDING_BATCHES as u64)
+        .map(|i| {
+            let puts: Vec<(u64, u8)> =
+                (0..6).map(|k| ((i * 7 + k * 3) % 11, (i * 13 + k) as u8)).collect();
+            let deletes: Vec<u64> = (0..2)
+                .map(|k| (i * 5 + k * 4) % 11)
+                .filter(|s| !puts.iter().any(|(p, _)| p == s))
+                .collect();
+            head_batch(i as u8 + 1, &puts, &deletes)
+        })
+        .collect();
+    let ops: usize = batches.iter().map(WriteBatch::len).sum();
+    // With the disk stalled every batch is accepted (the bound is not reached), and the
+    // persister holds at most one group with the backend: the rest wait together.
+    let gate = backend.gate.lock().unwrap();
+    for batch in &batches {
+        reference.write_batch(batch).unwrap();
+        store.write(batch.clone()).unwrap();
+    }
+    drop(gate);
+    store.flush().unwrap();
+    let writes = store.take_write_times();
+    assert_eq!(writes.iter().map(|w| w.batches).sum::<usize>(), batches.len());
+    assert!(writes.len() < batches.len(), "no two batches were written together: {writes:?}");
+    assert!(
+        backend.ops.load(Ordering::SeqCst) < ops,
+        "a key written by several batches of one write was written more than once"
+    );
+    assert_eq!(backend_entries(&backend.inner), backend_entries(&reference));
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! unwritten batches never get here and pay nothing.
 
 use crate::BenchBackend;
-use ethrex_storage::backend::{Entries, KvBackend, Table, WriteBatch};
+use ethrex_storage::backend::{Entries, KvBackend, SortedWrites, Table};
 use ethrex_storage::StoreError;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,8 +52,8 @@ impl KvBackend for SlowReads {
         self.inner.scan_prefix(table, prefix)
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
-        self.inner.write(batch)
+    fn write(&self, writes: &SortedWrites<'_>) -> Result<(), StoreError> {
+        self.inner.write(writes)
     }
 
     fn sync(&self) -> Result<(), StoreError> {
@@ -111,6 +111,7 @@ fn precise_sleeps() {
 mod tests {
     use super::*;
     use ethrex_storage::memory::MemoryBackend;
+    use ethrex_storage::WriteBatch;
     use std::time::Instant;
 
     #[test]
@@ -118,7 +119,7 @@ mod tests {
         let slow = SlowReads::new(Arc::new(MemoryBackend::new()), Duration::from_millis(20));
         let mut batch = WriteBatch::new();
         batch.put(Table::Code, vec![1], vec![2]);
-        slow.write(&batch).unwrap();
+        slow.write_batch(&batch).unwrap();
         assert_eq!(slow.reads(), 0, "a write was counted as a read");
         let t = Instant::now();
         assert_eq!(slow.get(Table::Code, &[1]).unwrap(), Some(vec![2]));

@@ -268,7 +268,7 @@ mod tests {
                 batch.delete(Table::StorageTrie, key(i));
             }
             batch.put(Table::Code, vec![1; 32], vec![0x60; 100]);
-            db.write(&batch).unwrap();
+            db.write_batch(&batch).unwrap();
         }
     }
 

@@ -75,7 +75,7 @@ fn dropping_the_backends_caches_empties_rocksdbs_block_cache() {
     for i in 0..20_000u32 {
         batch.put(Table::StorageTrie, i.to_be_bytes().repeat(8), vec![i as u8; 100]);
     }
-    rocks.write(&batch).unwrap();
+    rocks.write_batch(&batch).unwrap();
     // On disk in table files, whose blocks the reads below bring into the block cache.
     rocks.compact().unwrap();
     for i in (0..20_000u32).step_by(7) {

@@ -50,7 +50,7 @@ impl NodeStore for KvNodeStore {
         for (key, blob) in batch.puts {
             out.put(Table::Extension, key, blob);
         }
-        self.backend.write(&out)
+        self.backend.write_batch(&out)
     }
 }
 

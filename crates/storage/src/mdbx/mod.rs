@@ -3,7 +3,7 @@
 
 mod reads;
 
-use crate::backend::{Entries, KvBackend, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, SortedWrites, Table};
 use crate::StoreError;
 use libmdbx::{
     Database, DatabaseKind, DatabaseOptions, Mode, NoWriteMap, ReadWriteOptions, SyncMode,
@@ -164,14 +164,17 @@ fn create_tables<E: DatabaseKind>(
     Ok((dbis, db.stat().map_err(err)?.page_size() as u64))
 }
 
-/// Applies `batch` in one read-write transaction.
-fn write_batch<E: DatabaseKind>(db: &Database<E>, batch: &WriteBatch) -> Result<(), StoreError> {
+/// Applies `writes` in one read-write transaction.
+fn write_batch<E: DatabaseKind>(
+    db: &Database<E>,
+    writes: &SortedWrites<'_>,
+) -> Result<(), StoreError> {
     let txn = db.begin_rw_txn().map_err(err)?;
     let mut handles = Vec::with_capacity(Table::ALL.len());
     for table in Table::ALL {
         handles.push(txn.open_table(Some(table.name())).map_err(err)?);
     }
-    for (table, key, value) in batch.sorted_ops() {
+    for (table, key, value) in writes.iter() {
         let t = &handles[table.index()];
         match value {
             Some(v) => txn.put(t, key, v, WriteFlags::UPSERT).map_err(err)?,
@@ -294,8 +297,8 @@ impl KvBackend for MdbxBackend {
         self.reads.scan_prefix(self.dbis[table.index()], prefix)
     }
 
-    fn write(&self, batch: &WriteBatch) -> Result<(), StoreError> {
-        with_env!(&self.db, db => write_batch(db, batch))?;
+    fn write(&self, writes: &SortedWrites<'_>) -> Result<(), StoreError> {
+        with_env!(&self.db, db => write_batch(db, writes))?;
         self.reads.committed();
         self.maybe_sync()
     }

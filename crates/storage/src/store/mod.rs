@@ -211,8 +211,9 @@ impl Store {
         self.persister.failure_watch()
     }
 
-    /// How long the backend took for each batch written since the last call.
-    pub fn take_write_times(&self) -> Vec<std::time::Duration> {
+    /// The database writes since the last call: how long each took, and how many accepted
+    /// batches it applied (the persister writes batches that come close together at once).
+    pub fn take_write_times(&self) -> Vec<crate::persist::WriteTime> {
         self.persister.take_write_times()
     }
 
