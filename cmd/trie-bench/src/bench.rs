@@ -253,13 +253,6 @@ fn storage_rlp(value: U256) -> Vec<u8> {
 }
 
 /// The account trie (`owner` `None`) or `owner`'s storage trie at `root`.
-fn open_mpt(nodes: &KvTrieNodes, owner: Option<B256>, root: B256) -> Trie<'_, KvTrieNodes> {
-    match owner {
-        None => Trie::new(nodes, root),
-        Some(owner) => Trie::storage(nodes, owner, root),
-    }
-}
-
 /// Builds a trie of `updates` from empty, a chunk of keys at a time in key order (a
 /// chunk loads only the committed boundary path), writing its nodes; returns its root.
 fn build_mpt(
@@ -272,7 +265,7 @@ fn build_mpt(
     while !updates.is_empty() {
         let rest = updates.split_off(updates.len().min(PREFILL_CHUNK));
         let chunk = std::mem::replace(&mut updates, rest);
-        let mut trie = open_mpt(nodes, owner, root);
+        let mut trie = Trie::open(nodes, owner, root);
         trie.update_batch(chunk)?;
         let (new_root, new) = trie.commit()?;
         nodes.write(vec![new])?;

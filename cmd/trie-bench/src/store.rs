@@ -10,9 +10,9 @@
 //! not in `ethrex-storage`, which would otherwise depend on `ethrex-bintrie` for a
 //! research-only table.
 
-use alloy_primitives::{keccak256, B256};
-use ethrex_storage::codec::{Key, TriePath};
-use ethrex_storage::{KvBackend, StoreError, Table, WriteBatch};
+use alloy_primitives::B256;
+use ethrex_storage::trie_nodes::{checked_node, trie_node_key};
+use ethrex_storage::{KvBackend, StoreError, WriteBatch};
 use ethrex_trie::{NodeReader, NodeRlp, TrieError, TrieUpdates};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -56,14 +56,8 @@ impl NodeReader for KvTrieNodes {
         hash: &B256,
     ) -> Result<Option<NodeRlp>, TrieError> {
         self.reads.fetch_add(1, Ordering::Relaxed);
-        let position = TriePath(path.to_vec());
-        let node = match owner {
-            None => self.backend.get(Table::AccountTrie, &position.encode_key())?,
-            Some(owner) => {
-                self.backend.get(Table::StorageTrie, &(*owner, position).encode_key())?
-            }
-        };
-        Ok(node.filter(|node| keccak256(node) == *hash).map(NodeRlp::from))
+        let (table, key) = trie_node_key(owner, path);
+        Ok(checked_node(self.backend.get(table, &key)?, hash).map(NodeRlp::from))
     }
 }
 

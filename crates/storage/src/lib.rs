@@ -10,6 +10,7 @@ pub mod persist;
 pub mod rocksdb;
 pub mod store;
 pub mod tables;
+pub mod trie_nodes;
 
 pub use backend::{KvBackend, SortedWrites, Table, WriteBatch};
 pub use changeset::ChangeSet;

@@ -55,7 +55,9 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         Self::open(reader, Some(owner), root)
     }
 
-    fn open(reader: &'a R, owner: Option<B256>, root: B256) -> Self {
+    /// Opens the trie of `owner` at `root`: the account trie (`None`, as `new`) or the
+    /// storage trie of the account whose hashed address it is (as `storage`).
+    pub fn open(reader: &'a R, owner: Option<B256>, root: B256) -> Self {
         let root = if root == EMPTY_ROOT_HASH { Child::Empty } else { Child::Hash(root) };
         Trie { reader, owner, root, removed: Vec::new(), pending: 0 }
     }

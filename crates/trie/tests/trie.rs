@@ -707,13 +707,6 @@ fn clustered_key(rng: &mut StdRng) -> B256 {
     key
 }
 
-fn open(store: &PathStore, owner: Option<B256>, root: B256) -> Trie<'_, PathStore> {
-    match owner {
-        None => Trie::new(store, root),
-        Some(owner) => Trie::storage(store, owner, root),
-    }
-}
-
 /// Commits applied to a store of nodes by position leave it holding exactly the nodes of
 /// the current trie: every write lands where a later walk looks for it, and every
 /// position a change made obsolete is deleted.
@@ -725,7 +718,7 @@ fn path_store_holds_exactly_the_current_trie() {
         let mut model: BTreeMap<B256, Vec<u8>> = BTreeMap::new();
         let mut root = EMPTY_ROOT_HASH;
         for round in 0..40 {
-            let mut trie = open(&store, owner, root);
+            let mut trie = Trie::open(&store, owner, root);
             // Big batches take the parallel subtree update, small ones the serial one;
             // the last rounds delete everything.
             let size = if round % 3 == 0 { 400 } else { rng.random_range(1..40) };
@@ -764,13 +757,13 @@ fn path_store_holds_exactly_the_current_trie() {
                 store.reachable(owner, root).unwrap(),
                 "round {round}: stored positions are not the trie's"
             );
-            let mut reopened = open(&store, owner, root);
+            let mut reopened = Trie::open(&store, owner, root);
             for (k, v) in model.iter().take(50) {
                 assert_eq!(reopened.get(k.as_slice()).unwrap().as_ref(), Some(v));
             }
         }
         while let Some((key, _)) = model.pop_first() {
-            let mut trie = open(&store, owner, root);
+            let mut trie = Trie::open(&store, owner, root);
             trie.remove(key.as_slice()).unwrap();
             let (new_root, updates) = trie.commit().unwrap();
             store.apply(&updates);

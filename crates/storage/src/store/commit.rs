@@ -4,12 +4,12 @@ use super::Store;
 use crate::backend::WriteBatch;
 use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
-use crate::codec::TriePath;
 use crate::persist::PendingBatch;
 use crate::tables::{
-    AccountTrie, Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers,
-    Meta, Receipts, Storage, StorageTrie,
+    Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta,
+    Receipts, Storage,
 };
+use crate::trie_nodes::trie_node_key;
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, Block, BlockAccessList, Receipt};
@@ -110,23 +110,14 @@ impl WriteBatch {
     /// What a trie commit changed (`Trie::commit`): its deletions, then its writes (a
     /// commit never names a position in both), in the table of its owner's trie.
     pub fn put_trie(&mut self, trie: TrieUpdates) {
-        match trie.owner {
-            None => {
-                for path in trie.removed {
-                    self.delete_entry::<AccountTrie>(&TriePath(path));
-                }
-                for node in trie.nodes {
-                    self.put_entry::<AccountTrie>(&TriePath(node.path), node.rlp);
-                }
-            }
-            Some(owner) => {
-                for path in trie.removed {
-                    self.delete_entry::<StorageTrie>(&(owner, TriePath(path)));
-                }
-                for node in trie.nodes {
-                    self.put_entry::<StorageTrie>(&(owner, TriePath(node.path)), node.rlp);
-                }
-            }
+        let owner = trie.owner.as_ref();
+        for path in trie.removed {
+            let (table, key) = trie_node_key(owner, &path);
+            self.delete(table, key);
+        }
+        for node in trie.nodes {
+            let (table, key) = trie_node_key(owner, &node.path);
+            self.put(table, key, node.rlp);
         }
     }
 }

@@ -2,8 +2,8 @@
 //! caches (see `cache` for how a miss may fill them).
 
 use super::Store;
-use crate::codec::TriePath;
-use crate::tables::{AccountTrie, Accounts, Code, Storage, StorageTrie, TypedTable};
+use crate::tables::{Accounts, Code, Storage, TypedTable};
+use crate::trie_nodes::{checked_node, trie_node_key};
 use crate::StoreError;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::AccountState;
@@ -93,12 +93,8 @@ impl NodeReader for Store {
         if let Some(node) = self.nodes.get(hash) {
             return Ok(Some(node));
         }
-        let position = TriePath(path.to_vec());
-        let node = match owner {
-            None => self.read::<AccountTrie>(&position)?,
-            Some(owner) => self.read::<StorageTrie>(&(*owner, position))?,
-        };
-        let Some(node) = node.filter(|node| keccak256(node) == *hash) else {
+        let (table, key) = trie_node_key(owner, path);
+        let Some(node) = checked_node(self.get(table, &key)?, hash).map(NodeRlp::from) else {
             return Ok(None);
         };
         self.nodes.insert(*hash, node.clone());
