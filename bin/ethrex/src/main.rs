@@ -16,19 +16,34 @@ use clap::{Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
-/// `mi_option_purge_delay` in mimalloc 3's `mi_option_e` (libmimalloc-sys names no
-/// constant for it).
+/// `mi_option_purge_delay` and `mi_option_allow_thp` in mimalloc 3's `mi_option_e`
+/// (libmimalloc-sys names no constants for them).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 
-/// Keeps freed memory mapped instead of returning it to the OS a few milliseconds later.
-/// Every block allocates much the same working set (EVMs, trie nodes, batches); with
-/// mimalloc's default 10 ms delay it was returned between blocks and faulted back in,
-/// zeroed, by the next one (import-bench, parallel mode: 133-151k page faults per
-/// run with the default, 78k without purging; the kernel's zeroing was a fifth of the
-/// state-root stage in profiles).
-fn keep_freed_memory() {
+/// Two allocator settings for block import:
+/// - Freed memory stays mapped instead of being returned to the OS a few milliseconds
+///   later. Every block allocates much the same working set (EVMs, trie nodes, batches);
+///   with mimalloc's default 10 ms delay it was returned between blocks and faulted back
+///   in, zeroed, by the next one (import-bench, parallel mode: 133-151k page faults per
+///   run with the default, 78k without purging; the kernel's zeroing was a fifth of the
+///   state-root stage in profiles).
+/// - No transparent huge pages, unless `MIMALLOC_ALLOW_THP` says otherwise. mimalloc asks
+///   for them on its arenas, and the kernel then zeroes 2 MiB at the first touch of any
+///   byte of one: on the reference machine half of a whole-process import's system time.
+///   Without them it takes twice the page faults and more user time (TLB misses), and
+///   less wall time: 0.958x over 12 alternating pairs (docs/benchmarks.md, third round).
+///   The process flag also covers the arena mimalloc mapped before `main`.
+fn tune_allocator() {
     // SAFETY: sets a process-wide allocator option; valid at any time.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+        // SAFETY: as above.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0) };
+        // SAFETY: PR_SET_THP_DISABLE takes plain integers and only sets a flag of this
+        // process; a failure (an old kernel) leaves huge pages as they were.
+        unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+    }
 }
 
 #[derive(Parser)]
@@ -89,7 +104,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    keep_freed_memory();
+    tune_allocator();
     let cli = Cli::parse_from(args_with_default_command());
     // A node logs one line per block by default; batch tools only warn.
     let default_filter = match cli.command {
