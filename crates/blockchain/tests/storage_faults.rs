@@ -49,8 +49,9 @@ struct Faulty {
     /// Write calls, and blocks they held, since arming.
     writes: AtomicU64,
     blocks: AtomicU64,
-    /// The write call that failed (0: none).
+    /// The write call that failed (0: none), and the blocks written before it.
     failed_write: AtomicU64,
+    written_before_failure: AtomicU64,
     syncs: AtomicU64,
     corrupted: AtomicU64,
 }
@@ -65,6 +66,7 @@ impl Faulty {
             writes: AtomicU64::new(0),
             blocks: AtomicU64::new(0),
             failed_write: AtomicU64::new(0),
+            written_before_failure: AtomicU64::new(0),
             syncs: AtomicU64::new(0),
             corrupted: AtomicU64::new(0),
         })
@@ -126,6 +128,7 @@ impl KvBackend for Faulty {
             };
             if let Some(error) = error {
                 self.failed_write.store(call, Ordering::SeqCst);
+                self.written_before_failure.store(before, Ordering::SeqCst);
                 return Err(error);
             }
         }
@@ -218,6 +221,8 @@ struct Outcome {
     invalid_verdict: bool,
     /// The head after reopening without the fault.
     reopened_at: usize,
+    /// Blocks the backend had written before the write that failed (write faults).
+    written_before_failure: u64,
 }
 
 fn run(kind: DbKind, plan: Fault, wait: Wait) -> Outcome {
@@ -350,9 +355,10 @@ fn run(kind: DbKind, plan: Fault, wait: Wait) -> Outcome {
 
     // Reopened without the fault: a consistent prefix, from which the chain completes.
     drop(chain);
+    let written_before_failure = backend.written_before_failure.load(Ordering::SeqCst);
     drop(backend);
     let reopened_at = reopen_and_complete(kind, path, plan, accepted);
-    Outcome { accepted, error, invalid_verdict, reopened_at }
+    Outcome { accepted, error, invalid_verdict, reopened_at, written_before_failure }
 }
 
 /// Reopens `path` without faults, checks its head state like `ethrex verify-db`, imports
@@ -408,6 +414,7 @@ fn a_failed_write_stops_the_store_and_the_database_reopens_at_the_block_before()
                 // after each block, every block before block n; pipelined, the persister
                 // may have written block n together with some before it.
                 let at = outcome.reopened_at as u64;
+                assert_eq!(at, outcome.written_before_failure, "{kind:?} {wait:?} {outcome:?}");
                 match wait {
                     Wait::Flush => assert_eq!(at, n - 1, "{kind:?} {wait:?} {outcome:?}"),
                     _ => assert!(at < n, "{kind:?} {wait:?} {outcome:?}"),
@@ -423,6 +430,7 @@ fn a_full_disk_is_reported_as_such_and_the_database_reopens_at_a_prefix() {
         for wait in [Wait::Flush, Wait::Pipelined] {
             let outcome = run(kind, Fault::NoSpace(4), wait);
             assert!(!outcome.invalid_verdict, "{outcome:?}");
+            assert_eq!(outcome.reopened_at as u64, outcome.written_before_failure, "{outcome:?}");
             match wait {
                 Wait::Flush => assert_eq!(outcome.reopened_at, 3, "{kind:?} {outcome:?}"),
                 _ => assert!(outcome.reopened_at < 4, "{kind:?} {wait:?} {outcome:?}"),

@@ -253,7 +253,8 @@ impl Persister {
                         }
                         Err(e) => {
                             tracing::error!(%e, "writing block batches to the database failed; later blocks stay in memory only");
-                            thread_shared.progress.lock().failure = Some(e.to_string());
+                            // The first failure stays the reason (a failed sync may be).
+                            thread_shared.progress.lock().failure.get_or_insert_with(|| e.to_string());
                         }
                     }
                     thread_shared.changed.notify_all();
@@ -284,9 +285,11 @@ impl Persister {
         }
     }
 
-    /// Queues a batch (already in the overlay; the caller checked `check` before putting
-    /// it there). Blocks while `MAX_PENDING_BATCHES` are not yet written.
-    pub(crate) fn submit(&self, pending: Arc<PendingBatch>) -> Result<(), StoreError> {
+    /// Waits until the queue has room for one more batch (fewer than
+    /// `MAX_PENDING_BATCHES` not yet written), then reports a failure or a shut-down
+    /// store. Called before a batch becomes visible, under the store's write order, so
+    /// that `enqueue` cannot fail after it: a commit that fails leaves no trace.
+    pub(crate) fn reserve(&self) -> Result<(), StoreError> {
         let mut progress = self.shared.progress.lock();
         loop {
             if progress.closed {
@@ -296,15 +299,21 @@ impl Persister {
                 return Err(StoreError::Persistence(reason.clone()));
             }
             if progress.accepted - progress.written < MAX_PENDING_BATCHES as u64 {
-                break;
+                return Ok(());
             }
             self.shared.changed.wait(&mut progress);
         }
+    }
+
+    /// Queues a batch already in the overlay, after `reserve` (under the same write
+    /// order). Never fails: a failure since `reserve` makes the persister drop it
+    /// unwritten, as it drops every batch after a failed write.
+    pub(crate) fn enqueue(&self, pending: Arc<PendingBatch>) {
+        let mut progress = self.shared.progress.lock();
         progress.accepted += 1;
         progress.queue.push_back((pending, Instant::now()));
         drop(progress);
         self.shared.changed.notify_all();
-        Ok(())
     }
 
     /// Waits until every accepted batch is on the backend.

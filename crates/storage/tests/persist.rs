@@ -127,21 +127,28 @@ fn a_failed_write_is_sticky_and_nothing_after_it_lands() {
     let store = Store::new(backend.clone());
     store.write(head_batch(1, &[(1, 10)], &[])).unwrap();
     store.flush().unwrap();
-    // The second write fails on the persister thread (it holds block 2, and block 3 if
-    // the two came close enough to be written together); block 3 must not be written
-    // over the gap.
+    // The second write fails on the persister thread. It holds block 2 and at most
+    // `WRITE_GROUP - 1` more, so at least the last of these blocks is still queued behind
+    // it: it must be dropped, not written over the gap.
+    let last = WRITE_GROUP as u64 + 2;
     let gate = backend.gate.lock().unwrap();
-    store.write(head_batch(2, &[(2, 20)], &[])).unwrap();
-    store.write(head_batch(3, &[(3, 30)], &[])).unwrap();
+    for block in 2..=last {
+        store.write(head_batch(block as u8, &[(block, block as u8 * 10)], &[])).unwrap();
+    }
     drop(gate);
     assert!(matches!(store.flush(), Err(StoreError::Persistence(_))));
-    assert!(matches!(store.write(head_batch(4, &[], &[])), Err(StoreError::Persistence(_))));
+    // A commit after the failure is refused and leaves no trace, not even in memory.
+    let refused = last as u8 + 1;
+    assert!(matches!(store.write(head_batch(refused, &[], &[])), Err(StoreError::Persistence(_))));
+    assert_eq!(store.head().unwrap(), Some(B256::repeat_byte(last as u8)));
     assert_eq!(
         backend.inner.get(Table::Meta, b"head").unwrap(),
         Some(vec![1; 32]),
         "the disk keeps block 1"
     );
-    assert_eq!(backend.inner.get(Table::Storage, &slot_key(3)).unwrap(), None);
+    for block in 2..=last {
+        assert_eq!(backend.inner.get(Table::Storage, &slot_key(block)).unwrap(), None, "{block}");
+    }
     assert_eq!(backend.writes.load(Ordering::SeqCst), 2, "nothing was attempted after the failure");
 }
 

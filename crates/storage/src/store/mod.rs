@@ -96,7 +96,9 @@ impl Store {
 
     fn accept(&self, pending: PendingBatch) -> Result<(), StoreError> {
         let _order = self.write_order.lock();
-        self.persister.check()?;
+        // Room in the queue and no failure, before the batch becomes visible: from here
+        // on the commit cannot fail.
+        self.persister.reserve()?;
         // The caches must hold the previous batch before this one can be put over it.
         self.flat.apply_unapplied();
         let pending = Arc::new(pending);
@@ -115,7 +117,8 @@ impl Store {
             held.push(pending);
             return Ok(());
         }
-        self.persister.submit(pending)
+        self.persister.enqueue(pending);
+        Ok(())
     }
 
     /// Opens a write group: the batches accepted from now on are visible to reads at
@@ -131,10 +134,13 @@ impl Store {
     pub fn end_group(&self) -> Result<(), StoreError> {
         let _order = self.write_order.lock();
         let Some(mut held) = self.group.lock().take() else { return Ok(()) };
-        self.persister.check()?;
+        self.persister.reserve()?;
         if held.len() <= 1 {
             // One batch: it is already in the overlay as it should be written.
-            return held.pop().map_or(Ok(()), |batch| self.persister.submit(batch));
+            if let Some(batch) = held.pop() {
+                self.persister.enqueue(batch);
+            }
+            return Ok(());
         }
         // The caches must not still read a held batch as `unapplied` once it is merged.
         self.flat.apply_unapplied();
@@ -147,7 +153,8 @@ impl Store {
             let _exclusive = self.flat.fill_lock.write();
             self.overlay.merge_back(held.len(), merged.clone());
         }
-        self.persister.submit(merged)
+        self.persister.enqueue(merged);
+        Ok(())
     }
 
     /// Empties the store's own caches (trie nodes, accounts, slots, code), after waiting
@@ -172,8 +179,9 @@ impl Store {
         &self,
         f: impl FnOnce() -> Result<R, StoreError>,
     ) -> Result<R, StoreError> {
-        self.flush()?;
+        // The write order first: no batch can be accepted between the flush and `f`.
         let _order = self.write_order.lock();
+        self.flush()?;
         f()
     }
 
