@@ -252,7 +252,6 @@ fn storage_rlp(value: U256) -> Vec<u8> {
     alloy_rlp::encode(value)
 }
 
-/// The account trie (`owner` `None`) or `owner`'s storage trie at `root`.
 /// Builds a trie of `updates` from empty, a chunk of keys at a time in key order (a
 /// chunk loads only the committed boundary path), writing its nodes; returns its root.
 fn build_mpt(

@@ -106,26 +106,34 @@ fn check_trie_path(bytes: &[u8]) -> Result<TriePath, CodecError> {
     Ok(TriePath(bytes.to_vec()))
 }
 
+/// The stored key of the trie node at `path` (nibbles) in the trie of `owner`: the
+/// nibbles for the account trie (`None`), the hashed address then the nibbles for a
+/// storage trie, so one account's trie is one key range.
+pub(crate) fn trie_position_key(owner: Option<&B256>, path: &[u8]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(owner.map_or(0, |_| 32) + path.len());
+    if let Some(owner) = owner {
+        key.extend_from_slice(owner.as_slice());
+    }
+    key.extend_from_slice(path);
+    key
+}
+
 /// An account trie node's position: its nibbles.
 impl Key for TriePath {
     type Encoded = Vec<u8>;
     fn encode_key(&self) -> Vec<u8> {
-        self.0.clone()
+        trie_position_key(None, &self.0)
     }
     fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
         check_trie_path(bytes)
     }
 }
 
-/// A storage trie node's position: the hashed address owning the trie, then the nibbles,
-/// so one account's trie is one key range.
+/// A storage trie node's position: the hashed address owning the trie, then the nibbles.
 impl Key for (B256, TriePath) {
     type Encoded = Vec<u8>;
     fn encode_key(&self) -> Vec<u8> {
-        let mut key = Vec::with_capacity(32 + self.1 .0.len());
-        key.extend_from_slice(self.0.as_slice());
-        key.extend_from_slice(&self.1 .0);
-        key
+        trie_position_key(Some(&self.0), &self.1 .0)
     }
     fn decode_key(bytes: &[u8]) -> Result<Self, CodecError> {
         if bytes.len() < 32 {

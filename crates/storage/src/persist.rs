@@ -130,7 +130,6 @@ impl Overlay {
         self.batches.write().push_back(batch);
     }
 
-    /// Drops the oldest batch once the backend holds it; returns it.
     /// Replaces the `n` newest batches by `merged`, which holds their writes in order:
     /// readers see the same values before and after.
     pub(crate) fn merge_back(&self, n: usize, merged: Arc<PendingBatch>) {
@@ -140,8 +139,12 @@ impl Overlay {
         batches.push_back(merged);
     }
 
-    fn pop_front(&self) -> Option<Arc<PendingBatch>> {
-        self.batches.write().pop_front()
+    /// Takes the `n` oldest batches out once the backend holds them, under one lock;
+    /// returns them (so the caller chooses where they are freed).
+    fn pop_written(&self, n: usize) -> Vec<Arc<PendingBatch>> {
+        let mut batches = self.batches.write();
+        let n = n.min(batches.len());
+        batches.drain(..n).collect()
     }
 }
 
@@ -244,9 +247,7 @@ impl Persister {
                             // Out of the overlay before they count as written: whoever
                             // waits for them (`flush`) then finds them settled. Dropped
                             // here, so freeing large batches stays off the import's threads.
-                            for _ in 0..batches {
-                                drop(overlay.pop_front());
-                            }
+                            drop(overlay.pop_written(batches));
                             let mut progress = thread_shared.progress.lock();
                             progress.written += batches as u64;
                             progress.write_times.push(WriteTime { took, batches });
