@@ -6,7 +6,7 @@ use crate::error::{BlockError, InvalidBlock, StorageFault};
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, EMPTY_ROOT_HASH};
 use ethrex_storage::{ChangeSet, StateUpdate, Store};
-use ethrex_trie::{keccak::keccak256_all, Trie, TrieUpdates};
+use ethrex_trie::{keccak::keccak256_all, PreservedTrie, Trie, TrieUpdates};
 use ethrex_vm::AccountChange;
 use rayon::prelude::*;
 
@@ -20,6 +20,8 @@ struct AccountOutcome {
     previous_storage: Vec<(Address, U256, U256)>,
     /// What changed in the account's storage trie.
     trie: Option<TrieUpdates>,
+    /// The changed storage trie's upper levels, to keep for the next block.
+    kept: Option<PreservedTrie>,
 }
 
 /// Deployed code and its hash.
@@ -59,6 +61,7 @@ fn account_outcome(
     pre: &impl PreBlockSlots,
     change: &AccountChange,
     hashed_address: B256,
+    levels: KeptLevels,
 ) -> Result<AccountOutcome, BlockError> {
     let address = change.address;
     let previous = store.account(&address)?;
@@ -70,10 +73,23 @@ fn account_outcome(
         wiped: Vec::new(),
         previous_storage: Vec::new(),
         trie: None,
+        kept: None,
     };
     let previous_root = previous.map(|a| a.storage_root).unwrap_or(EMPTY_ROOT_HASH);
     let wipe = change.storage_wiped || change.info.is_none();
-    let mut trie = Trie::storage(store, hashed_address, previous_root);
+    // A storage trie this block changes starts from the levels an earlier commit kept of
+    // it, if it is still at their root (and hands new ones on with this block's commit).
+    let changes_trie = wipe || !change.storage.is_empty();
+    let kept = match levels {
+        KeptLevels::Take if changes_trie && previous_root != EMPTY_ROOT_HASH => {
+            store.take_preserved_storage_trie(&hashed_address, previous_root)
+        }
+        _ => None,
+    };
+    let mut trie = match kept {
+        Some(kept) => Trie::from_preserved(store, kept),
+        None => Trie::storage(store, hashed_address, previous_root),
+    };
     if wipe && previous_root != EMPTY_ROOT_HASH {
         // The old trie's nodes are stored at positions the new one may not overwrite:
         // removing every slot from it deletes them all.
@@ -127,7 +143,14 @@ fn account_outcome(
         base_root
     } else {
         trie.update_batch(updates)?;
-        let (root, changes) = trie.commit()?;
+        let (root, changes) = match levels {
+            KeptLevels::Take => {
+                let (root, changes, kept) = trie.commit_preserving(store.storage_trie_memory())?;
+                outcome.kept = kept;
+                (root, changes)
+            }
+            KeptLevels::Leave => trie.commit()?,
+        };
         outcome.trie = Some(changes);
         root
     };
@@ -170,8 +193,9 @@ pub fn compute_state_update_with(
     state_update(store, pre, parent_root, changes, codes, KeptLevels::Take)
 }
 
-/// Whether a state update starts from the account trie levels the store keeps (and hands
-/// the new ones on with its commit) or leaves them.
+/// Whether a state update starts from the trie levels the store keeps (the account trie's
+/// and the changed storage tries', handing the new ones on with its commit) or leaves
+/// them.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum KeptLevels {
     Take,
@@ -195,7 +219,7 @@ fn state_update(
             changes
                 .par_iter()
                 .zip(hashed_addresses.par_iter())
-                .map(|(c, hashed)| account_outcome(store, pre, c, *hashed))
+                .map(|(c, hashed)| account_outcome(store, pre, c, *hashed, levels))
                 .collect::<Result<_, _>>()
         },
         || {
@@ -230,6 +254,7 @@ fn state_update(
         wiped_storage: Vec::with_capacity(wiped_count),
         tries: Vec::with_capacity(trie_count + 1),
         account_trie: None,
+        storage_tries: Vec::with_capacity(trie_count),
     };
     let mut change_set = ChangeSet::default();
     change_set.accounts.reserve_exact(outcomes.len());
@@ -243,6 +268,7 @@ fn state_update(
         update.storage.extend(o.storage);
         update.wiped_storage.extend(o.wiped);
         update.tries.extend(o.trie);
+        update.storage_tries.extend(o.kept);
     }
     account_trie.update_batch(account_updates)?;
     let (root, nodes) = match levels {

@@ -111,6 +111,7 @@ fn genesis_and_block_write_exactly_these_bytes() {
             },
         ],
         account_trie: None,
+        storage_tries: Vec::new(),
     };
     store.commit_genesis(GENESIS, &genesis, genesis_state).unwrap();
 
@@ -147,6 +148,7 @@ fn genesis_and_block_write_exactly_these_bytes() {
                 },
             ],
             account_trie: None,
+            storage_tries: Vec::new(),
         },
         change_set,
     });

@@ -20,6 +20,8 @@ use alloy_primitives::B256;
 #[derive(Debug, Clone)]
 pub struct PreservedTrie {
     pub(crate) root: B256,
+    /// `None` for the account trie, else the hashed address whose storage trie this is.
+    pub(crate) owner: Option<B256>,
     pub(crate) cell: Box<Cell>,
     nodes: usize,
     bytes: usize,
@@ -29,6 +31,11 @@ impl PreservedTrie {
     /// The root hash of the trie these levels belong to.
     pub fn root(&self) -> B256 {
         self.root
+    }
+
+    /// `None` for the account trie, else the hashed address whose storage trie this is.
+    pub fn owner(&self) -> Option<B256> {
+        self.owner
     }
 
     /// How many nodes are kept (embedded ones included).
@@ -44,7 +51,12 @@ impl PreservedTrie {
     /// Keeps `cell` (the root of the trie at `root`, just committed: every node hashed,
     /// none dirty) and its descendants breadth-first while their estimated size fits in
     /// `budget` bytes; deeper nodes become hash references again. The root is always kept.
-    pub(crate) fn keep(root: B256, mut cell: Box<Cell>, budget: usize) -> Self {
+    pub(crate) fn keep(
+        root: B256,
+        owner: Option<B256>,
+        mut cell: Box<Cell>,
+        budget: usize,
+    ) -> Self {
         let mut bytes = node_bytes(&cell.node);
         let mut nodes = 1;
         let mut level: Vec<&mut Cell> = vec![&mut cell];
@@ -75,7 +87,7 @@ impl PreservedTrie {
             }
             level = next;
         }
-        PreservedTrie { root, cell, nodes, bytes }
+        PreservedTrie { root, owner, cell, nodes, bytes }
     }
 }
 
@@ -196,6 +208,55 @@ mod tests {
         assert_eq!(model.len(), 0);
         assert_eq!(root, EMPTY_ROOT_HASH);
         assert!(preserved.is_none(), "an emptied trie keeps nothing");
+    }
+
+    /// Answers only reads of `owner`'s trie.
+    struct OwnedBy<'a>(&'a Counting, B256);
+
+    impl NodeReader for OwnedBy<'_> {
+        fn get_node(
+            &self,
+            owner: Option<&B256>,
+            path: &[u8],
+            hash: &B256,
+        ) -> Result<Option<NodeRlp>, TrieError> {
+            assert_eq!(owner, Some(&self.1), "a read of another trie");
+            self.0.get_node(owner, path, hash)
+        }
+    }
+
+    #[test]
+    fn a_storage_trie_reopened_from_its_levels_stays_that_accounts_trie() {
+        let owner = B256::repeat_byte(0x5a);
+        let mut nodes = Counting::default();
+        let mut model = BTreeMap::new();
+        let genesis = batch(0..2000, 1, 0..0, 1);
+        apply(&mut model, &genesis);
+        let empty = Counting::default();
+        let mut trie = Trie::storage(&empty, owner, EMPTY_ROOT_HASH);
+        trie.update_batch(genesis).unwrap();
+        let (root, updates, kept) = trie.commit_preserving(16 << 10).unwrap();
+        assert_eq!(updates.owner, Some(owner));
+        nodes.nodes.extend(updates.into_hashed());
+        let kept = kept.expect("levels of a non-empty trie");
+        assert_eq!((kept.owner(), kept.root()), (Some(owner), root));
+
+        let updates = batch(1990..2100, 2, 0..300, 5);
+        apply(&mut model, &updates);
+        let store = OwnedBy(&nodes, owner);
+        let mut trie = Trie::from_preserved(&store, kept);
+        trie.prefetch(&updates.iter().map(|(k, _)| *k).collect::<Vec<_>>()).unwrap();
+        trie.update_batch(updates.clone()).unwrap();
+        let (new_root, mut from_levels, next) = trie.commit_preserving(16 << 10).unwrap();
+        let mut fresh = Trie::storage(&store, owner, root);
+        fresh.update_batch(updates).unwrap();
+        let (fresh_root, mut fresh_updates) = fresh.commit().unwrap();
+        assert_eq!(new_root, root_from_scratch(model));
+        assert_eq!(new_root, fresh_root);
+        from_levels.nodes.sort();
+        fresh_updates.nodes.sort();
+        assert_eq!(from_levels, fresh_updates, "same owner, nodes and removed positions");
+        assert_eq!(next.map(|n| n.owner()), Some(Some(owner)));
     }
 
     #[test]

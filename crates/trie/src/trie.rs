@@ -62,12 +62,13 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
         Trie { reader, owner, root, removed: Vec::new(), pending: 0 }
     }
 
-    /// Opens the account trie at `preserved`'s root, starting from its decoded levels:
-    /// only nodes below them are read from `reader`.
+    /// Opens the trie `preserved` belongs to (the account trie or a storage trie) at its
+    /// root, starting from its decoded levels: only nodes below them are read from
+    /// `reader`.
     pub fn from_preserved(reader: &'a R, preserved: PreservedTrie) -> Self {
         Trie {
             reader,
-            owner: None,
+            owner: preserved.owner,
             root: Child::Node(preserved.cell),
             removed: Vec::new(),
             pending: 0,
@@ -261,7 +262,7 @@ impl<'a, R: NodeReader + ?Sized> Trie<'a, R> {
     ) -> Result<(B256, TrieUpdates, Option<PreservedTrie>), TrieError> {
         let (root, nodes) = self.hash_and_collect();
         let preserved = match std::mem::take(&mut self.root) {
-            Child::Node(cell) => Some(PreservedTrie::keep(root, cell, budget)),
+            Child::Node(cell) => Some(PreservedTrie::keep(root, self.owner, cell, budget)),
             Child::Empty | Child::Hash(_) => None,
         };
         Ok((root, nodes, preserved))

@@ -32,12 +32,16 @@ pub struct StateUpdate {
     /// The new account trie's upper levels, decoded, for the next block's root to start
     /// from once this state is committed (`Store::take_preserved_trie`).
     pub account_trie: Option<PreservedTrie>,
+    /// The changed storage tries' upper levels, likewise
+    /// (`Store::take_preserved_storage_trie`).
+    pub storage_tries: Vec<PreservedTrie>,
 }
 
 /// A block's batch, encoded and indexed, not yet committed (`Store::prepare_block`).
 pub struct PreparedCommit {
     batch: PendingBatch,
     account_trie: Option<PreservedTrie>,
+    storage_tries: Vec<PreservedTrie>,
     /// The new nodes by hash, for the node cache once the batch is committed.
     nodes: Vec<(B256, NodeRlp)>,
 }
@@ -79,8 +83,8 @@ pub(super) fn put_flat_state(
     }
 }
 
-/// A batch holding exactly `state`'s writes, sized up front (`account_trie` is not a
-/// write: a caller that keeps it takes it out first).
+/// A batch holding exactly `state`'s writes, sized up front (`account_trie` and
+/// `storage_tries` are not writes: a caller that keeps them takes them out first).
 fn state_batch(state: StateUpdate) -> WriteBatch {
     let trie_ops: usize = state.tries.iter().map(|t| t.nodes.len() + t.removed.len()).sum();
     let ops = state.accounts.len()
@@ -155,12 +159,14 @@ impl Store {
         batch.put_entry::<Receipts>(&hash, &[] as &[Receipt]);
         batch.put_entry::<CanonicalHashes>(&0, hash);
         let account_trie = state.account_trie.take();
+        let storage_tries = std::mem::take(&mut state.storage_tries);
         put_state(&mut batch, state);
         batch.put_entry::<Meta>(&MetaKey::Genesis, hash);
         batch.put_entry::<Meta>(&MetaKey::Head, hash);
         batch.put_entry::<Meta>(&MetaKey::Layout, super::trie::layout_marker());
         self.write(batch)?;
         self.preserve_trie(account_trie);
+        self.preserve_storage_tries(storage_tries);
         Ok(())
     }
 
@@ -169,6 +175,7 @@ impl Store {
     pub fn commit_prepared(&self, prepared: PreparedCommit) -> Result<(), StoreError> {
         self.accept(prepared.batch)?;
         self.preserve_trie(prepared.account_trie);
+        self.preserve_storage_tries(prepared.storage_tries);
         // The next block reads the nodes this one wrote; caching them spares it a read
         // by position and a hash check each. Off the commit's path: until it runs, reads
         // find them in the overlay.
@@ -187,6 +194,7 @@ impl Store {
     pub fn prepare_block(commit: BlockCommit<'_>) -> PreparedCommit {
         let BlockCommit { hash, block, bal, receipts, mut state, change_set } = commit;
         let account_trie = state.account_trie.take();
+        let storage_tries = std::mem::take(&mut state.storage_tries);
         // The state part (thousands of trie nodes and slots) and the chain data (large
         // encodings) are built and indexed side by side; they write different tables.
         let ((nodes, state_part), chain_part) = rayon::join(
@@ -212,6 +220,11 @@ impl Store {
                 PendingBatch::new(batch)
             },
         );
-        PreparedCommit { batch: PendingBatch::concat(state_part, chain_part), account_trie, nodes }
+        PreparedCommit {
+            batch: PendingBatch::concat(state_part, chain_part),
+            account_trie,
+            storage_tries,
+            nodes,
+        }
     }
 }

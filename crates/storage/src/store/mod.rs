@@ -49,6 +49,8 @@ pub struct Store {
     group: Arc<parking_lot::Mutex<Option<Vec<Arc<PendingBatch>>>>>,
     /// The upper levels of the last committed account trie, decoded (see `trie`).
     preserved: Arc<parking_lot::Mutex<Option<ethrex_trie::PreservedTrie>>>,
+    /// The upper levels of storage tries recent blocks changed, decoded (see `trie`).
+    preserved_storage: Arc<parking_lot::Mutex<trie::KeptStorageTries>>,
     /// How many bytes of decoded account trie nodes `preserved` may hold
     /// (`set_trie_memory`; `ACCOUNT_TRIE_BYTES` by default).
     trie_memory: Arc<std::sync::atomic::AtomicUsize>,
@@ -74,6 +76,7 @@ impl Store {
             write_order: Arc::new(parking_lot::Mutex::new(())),
             group: Arc::new(parking_lot::Mutex::new(None)),
             preserved: Arc::default(),
+            preserved_storage: Arc::default(),
             trie_memory: Arc::new(ACCOUNT_TRIE_BYTES.into()),
         }
     }
