@@ -296,7 +296,7 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
         if let Some(peak) = result.peak_rss_bytes {
             println!(
                 "memory: peak RSS {:.0} MB while the {} modes ran side by side (each keeps up to \
-                 {} MB of account trie levels)",
+                 {} MB of account trie levels, and as much of storage tries')",
                 peak as f64 / 1e6,
                 result.modes.len(),
                 a.trie_memory.trie_memory_mb
