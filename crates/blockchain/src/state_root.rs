@@ -463,6 +463,28 @@ mod tests {
     }
 
     #[test]
+    fn a_storage_trie_starts_from_the_levels_its_last_commit_kept() {
+        let (store, root) = store_with_storage();
+        assert_eq!(store.preserved_storage_tries().0, 1, "the genesis commit kept A's levels");
+        let block = [change(Some((2, U256::from(5u64), KECCAK_EMPTY)), false, &[(3, 0), (40, 1)])];
+        // Built (levels left in place) and imported (levels taken): the same root, and
+        // the same as A's slots give from scratch.
+        let built = compute_state_root(&store, root, &block, vec![]).unwrap();
+        assert_eq!(store.preserved_storage_tries().0, 1, "building leaves the levels");
+        let (imported, update, _) = compute_state_update(&store, root, &block, vec![]).unwrap();
+        assert_eq!(store.preserved_storage_tries(), (0, 0), "importing takes them");
+        assert_eq!(imported, built);
+        let slots = (1..=20u64).filter(|s| *s != 3).map(|s| (s, s * 3)).chain([(40, 1)]);
+        let expected = ethrex_trie::root_from_scratch(slots.map(|(s, v)| {
+            (keccak256(U256::from(s).to_be_bytes::<32>()), alloy_rlp::encode(U256::from(v)))
+        }));
+        assert_eq!(update.accounts[0].1.map(|a| a.storage_root), Some(expected));
+        assert_eq!(update.storage_tries.len(), 1);
+        assert_eq!(update.storage_tries[0].root(), expected);
+        assert_eq!(update.storage_tries[0].owner(), Some(keccak256(A)));
+    }
+
+    #[test]
     fn a_trie_with_slots_the_flat_state_lacks_is_a_storage_fault_not_a_wrong_root() {
         let (store, root) = store_with_storage();
         let mut batch = WriteBatch::new();
