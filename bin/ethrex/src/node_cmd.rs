@@ -3,7 +3,7 @@
 use anyhow::{bail, Context};
 use clap::Args;
 use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
-use ethrex_blockchain::genesis::{alloc_state_root, genesis_header, geth_alloc, init_genesis};
+use ethrex_blockchain::genesis::{genesis_header, geth_alloc, open_genesis};
 use ethrex_blockchain::{Blockchain, Cores, ImportOptions, Prefetch, Threshold};
 use ethrex_common::ChainConfig;
 use ethrex_rpc::jwt::JwtSecret;
@@ -126,8 +126,7 @@ fn open_chain(network: &Path, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Bl
     let genesis = read_genesis(network)?;
     let store = db.open()?;
     let alloc = geth_alloc(&genesis);
-    let header = genesis_header(&genesis, alloc_state_root(&alloc)?);
-    let hash = init_genesis(&store, header, &alloc)?;
+    let hash = open_genesis(&store, &alloc, |root| genesis_header(&genesis, root))?;
     tracing::info!(genesis = %hash, db = store.backend_kind(), "chain opened");
     Ok(Blockchain::new(store, ChainConfig::new(genesis.config)).with_options(exec.options()))
 }

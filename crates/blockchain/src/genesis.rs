@@ -86,6 +86,34 @@ pub fn init_genesis(
     if root != header.state_root {
         return Err(InvalidBlock::StateRoot { expected: header.state_root, got: root }.into());
     }
+    commit_genesis_block(store, header, update)
+}
+
+/// Opens `store` on the genesis of `alloc`, whose header `header` builds from the state
+/// root: an empty store gets the genesis block and state written (the state computed once,
+/// on the store itself); a store that has a genesis must hold this one. Returns the
+/// genesis hash.
+pub fn open_genesis(
+    store: &Store,
+    alloc: &BTreeMap<Address, GenesisAccount>,
+    header: impl FnOnce(B256) -> Header,
+) -> Result<B256, BlockError> {
+    if store.genesis_hash()?.is_some() {
+        // Computed apart: the store's state is the head's, not an empty one to build on.
+        return init_genesis(store, header(alloc_state_root(alloc)?), alloc);
+    }
+    check_alloc_code(alloc)?;
+    let (changes, codes) = alloc_changes(alloc);
+    let (root, update, _) =
+        compute_state_update(store, ethrex_common::EMPTY_ROOT_HASH, &changes, codes)?;
+    commit_genesis_block(store, header(root), update)
+}
+
+fn commit_genesis_block(
+    store: &Store,
+    header: Header,
+    update: ethrex_storage::StateUpdate,
+) -> Result<B256, BlockError> {
     let hash = header.hash_slow();
     let withdrawals = header.withdrawals_root.map(|_| Default::default());
     let block =

@@ -1,10 +1,11 @@
-//! Genesis initialisation rejects an allocation whose code revm cannot load (an EIP-7702
+//! Opening a store on a genesis writes the same block and state as the header-first
+//! initialisation, and later opens only check it. Genesis initialisation rejects an allocation whose code revm cannot load (an EIP-7702
 //! designator, `0xef01..`, of the wrong length or version) with an error naming the
 //! account, instead of storing it for the first block that reads it to panic on.
 
 use alloy_primitives::{Address, Bytes, U256};
 use ethrex_blockchain::genesis::{
-    alloc_state_root, genesis_header_at, init_genesis, GenesisAccount,
+    alloc_state_root, genesis_header_at, init_genesis, open_genesis, GenesisAccount,
 };
 use ethrex_common::{ChainConfig, Fork};
 use ethrex_storage::Store;
@@ -71,4 +72,37 @@ fn valid_delegation_and_legacy_code_in_genesis_are_accepted() {
         let account = store.account(&CONTRACT).unwrap().expect("the contract is stored");
         assert_eq!(store.code(&account.code_hash).unwrap(), Some(code));
     }
+}
+
+#[test]
+fn open_genesis_writes_what_init_genesis_does_then_only_checks() {
+    let config = ChainConfig::all_forks_at_genesis(1, Fork::Amsterdam);
+    let header = |root| genesis_header_at(&config, 30_000_000, 7, root);
+    let mut alloc = alloc(designator(20));
+    alloc.insert(
+        Address::repeat_byte(0x02),
+        GenesisAccount {
+            balance: U256::from(9u64),
+            storage: (1..50u64).map(|s| (U256::from(s), U256::from(s * s))).collect(),
+            ..Default::default()
+        },
+    );
+    let (reference, expected) = init(&alloc);
+    let expected = expected.unwrap();
+
+    let store = Store::in_memory();
+    assert_eq!(open_genesis(&store, &alloc, header).unwrap(), expected);
+    assert_eq!(store.all_entries().unwrap(), reference.all_entries().unwrap(), "same writes");
+    assert_eq!(store.head_header().unwrap().unwrap().state_root, alloc_state_root(&alloc).unwrap());
+
+    // Opened again: the same genesis is accepted without a write, another is refused.
+    assert_eq!(open_genesis(&store, &alloc, header).unwrap(), expected);
+    assert_eq!(store.all_entries().unwrap(), reference.all_entries().unwrap());
+    alloc.get_mut(&Address::repeat_byte(0x02)).unwrap().balance = U256::from(10u64);
+    let err = open_genesis(&store, &alloc, header).unwrap_err().to_string();
+    assert!(err.contains("already holds genesis"), "{err}");
+    // Malformed code is refused on an empty store too, leaving it empty.
+    let empty = Store::in_memory();
+    assert!(open_genesis(&empty, &self::alloc(designator(5)), header).is_err());
+    assert_eq!(empty.genesis_hash().unwrap(), None);
 }
