@@ -310,8 +310,12 @@ pub(crate) struct ImportArgs {
 }
 
 pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    let chain = open_chain(&args.network, &args.db, &args.exec)?;
-    let blocks = read_chain(&args.file, args.bal.as_deref())?;
+    // The chain file is read and decoded while the store opens and the genesis is built.
+    let (chain, blocks) = rayon::join(
+        || open_chain(&args.network, &args.db, &args.exec),
+        || read_chain(&args.file, args.bal.as_deref()),
+    );
+    let (chain, blocks) = (chain?, blocks?);
     let bar = ProgressBar::new(blocks.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks ({per_sec}, {eta})")
