@@ -332,14 +332,7 @@ impl Databases {
     /// A store of its own for `name`, starting at genesis, reading through the emulated
     /// latency.
     pub(crate) fn copy(&self, name: &str) -> anyhow::Result<BenchStore> {
-        let path = self.root.join(name);
-        self.template
-            .checkpoint(&path)
-            .with_context(|| format!("copying the genesis database to {}", path.display()))?;
-        let db = BenchStore::open_with_read_latency(self.kind, Some(&path), self.io.read_latency)?;
-        db.store.take_write_times();
-        db.store.set_trie_memory(self.trie_memory);
-        Ok(db)
+        Ok(self.copy_backend(name)?.0)
     }
 
     /// As `copy`, with the binary trie of the genesis state opened in the copy's
@@ -349,9 +342,17 @@ impl Databases {
         &self,
         name: &str,
     ) -> anyhow::Result<(BenchStore, Option<Arc<BinaryState>>)> {
-        let Some((root, depth)) = self.binary_genesis else {
-            return Ok((self.copy(name)?, None));
+        let (db, backend) = self.copy_backend(name)?;
+        let trie = match self.binary_genesis {
+            Some((root, depth)) => Some(BinaryState::open(backend, root, depth)?),
+            None => None,
         };
+        Ok((db, trie))
+    }
+
+    /// The genesis database copied to `name`, opened as a store (its write times reset,
+    /// the trie memory set) over the copy's backend, which is returned too.
+    fn copy_backend(&self, name: &str) -> anyhow::Result<(BenchStore, Arc<dyn BenchBackend>)> {
         let path = self.root.join(name);
         self.template
             .checkpoint(&path)
@@ -363,7 +364,7 @@ impl Databases {
         let db = BenchStore::new(backend.clone());
         db.store.take_write_times();
         db.store.set_trie_memory(self.trie_memory);
-        Ok((db, Some(BinaryState::open(backend, root, depth)?)))
+        Ok((db, backend))
     }
 
     /// Before a block (or batch) of `db`: the wait for its earlier writes (returned,
