@@ -70,23 +70,34 @@ pub(crate) enum Child {
 /// A decoded node plus its cached reference. `cached == None` means the
 /// reference must be recomputed; `dirty` means the node differs from what is in
 /// the store (kept separate from `cached` because `root_hash` fills the cache
-/// without persisting anything).
+/// without persisting anything). `measured` is the size of the cell's subtree as the
+/// last `PreservedTrie::keep` counted it, dropped whenever an update walks through the
+/// cell (so a cell that still has it heads a subtree no update has touched since).
 #[derive(Debug, Clone)]
 pub(crate) struct Cell {
     pub(crate) node: Node,
     pub(crate) cached: Option<NodeRef>,
     pub(crate) dirty: bool,
+    pub(crate) measured: Option<Measured>,
+}
+
+/// The memory a subtree of kept nodes takes, and how many nodes it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Measured {
+    pub(crate) bytes: usize,
+    pub(crate) nodes: usize,
 }
 
 impl Cell {
     pub(crate) fn new_dirty(node: Node) -> Box<Self> {
-        Box::new(Cell { node, cached: None, dirty: true })
+        Box::new(Cell { node, cached: None, dirty: true, measured: None })
     }
 
     #[inline]
     pub(crate) fn mark_dirty(&mut self) {
         self.cached = None;
         self.dirty = true;
+        self.measured = None;
     }
 }
 
@@ -272,6 +283,7 @@ fn decode_child(item: &Item<'_>, hash: B256) -> Result<Child, TrieError> {
             node,
             cached: Some(NodeRef::from_rlp(item.raw)),
             dirty: false,
+            measured: None,
         })));
     }
     match item.payload.len() {
@@ -312,6 +324,7 @@ mod tests {
             node: Node::Leaf { path: vec![], value: vec![1] },
             cached: Some(NodeRef::from_rlp(&[0xc2, 0x20, 0x01])),
             dirty: false,
+            measured: None,
         }));
         let branch = Node::Branch { children, value: Some(vec![0xff; 40]) };
         roundtrip(&branch);

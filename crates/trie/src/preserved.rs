@@ -13,7 +13,7 @@
 //! it), and every node it references by hash was committed with it or before: it stays
 //! valid as long as the store keeps the nodes under those hashes.
 
-use crate::node::{Cell, Child, Node, NodeRef};
+use crate::node::{Cell, Child, Measured, Node, NodeRef};
 use alloy_primitives::B256;
 
 /// The decoded upper levels of the trie at `root`.
@@ -51,47 +51,82 @@ impl PreservedTrie {
     /// Keeps `cell` (the root of the trie at `root`, just committed: every node hashed,
     /// none dirty) and its descendants breadth-first while their estimated size fits in
     /// `budget` bytes; deeper nodes become hash references again. The root is always kept.
+    ///
+    /// Sizing the kept nodes walks only what changed since the last keep: a subtree no
+    /// update walked through still has its size recorded on its top cell. So a trie that
+    /// fits its budget costs a walk of the block's paths, not of every kept node; one
+    /// over budget is cut breadth-first (walking what it keeps) and measured again.
     pub(crate) fn keep(
         root: B256,
         owner: Option<B256>,
         mut cell: Box<Cell>,
         budget: usize,
     ) -> Self {
-        let mut bytes = node_bytes(&cell.node);
-        let mut nodes = 1;
-        let mut level: Vec<&mut Cell> = vec![&mut cell];
-        while !level.is_empty() {
-            let mut next = Vec::new();
-            for cell in level {
-                let Cell { node, .. } = cell;
-                let children: &mut [Child] = match node {
-                    Node::Leaf { .. } => &mut [],
-                    Node::Extension { child, .. } => std::slice::from_mut(child),
-                    Node::Branch { children, .. } => &mut children[..],
-                };
-                for child in children {
-                    let Child::Node(inner) = &*child else { continue };
-                    let size = node_bytes(&inner.node);
-                    // Embedded nodes (an inline reference) go wherever their parent goes.
-                    if let Some(NodeRef::Hash(hash)) = inner.cached {
-                        if bytes + size > budget {
-                            *child = Child::Hash(hash);
-                            continue;
-                        }
-                    }
-                    bytes += size;
-                    nodes += 1;
-                    let Child::Node(inner) = child else { unreachable!("matched above") };
-                    next.push(&mut **inner);
-                }
-            }
-            level = next;
+        let mut size = measure(&mut cell);
+        if size.bytes > budget {
+            cut_breadth_first(&mut cell, budget);
+            size = measure(&mut cell);
         }
-        PreservedTrie { root, owner, cell, nodes, bytes }
+        PreservedTrie { root, owner, cell, nodes: size.nodes, bytes: size.bytes }
     }
 }
 
-/// Estimated heap footprint of one decoded node.
+/// The children slots of `node`.
+fn children_mut(node: &mut Node) -> &mut [Child] {
+    match node {
+        Node::Leaf { .. } => &mut [],
+        Node::Extension { child, .. } => std::slice::from_mut(child),
+        Node::Branch { children, .. } => &mut children[..],
+    }
+}
+
+/// The size of `cell`'s subtree (decoded nodes only), recorded on every cell it walks; a
+/// cell that has its size recorded is not walked.
+fn measure(cell: &mut Cell) -> Measured {
+    if let Some(size) = cell.measured {
+        return size;
+    }
+    let mut size = Measured { bytes: node_bytes(&cell.node), nodes: 1 };
+    for child in children_mut(&mut cell.node) {
+        if let Child::Node(inner) = child {
+            let below = measure(inner);
+            size.bytes += below.bytes;
+            size.nodes += below.nodes;
+        }
+    }
+    cell.measured = Some(size);
+    size
+}
+
+/// Keeps `cell` and its descendants breadth-first while their size fits in `budget`;
+/// deeper nodes become hash references. Every kept cell's recorded size is dropped (its
+/// subtree may have lost nodes).
+fn cut_breadth_first(cell: &mut Cell, budget: usize) {
+    let mut bytes = node_bytes(&cell.node);
+    let mut level: Vec<&mut Cell> = vec![cell];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for cell in level {
+            cell.measured = None;
+            for child in children_mut(&mut cell.node) {
+                let Child::Node(inner) = &*child else { continue };
+                let size = node_bytes(&inner.node);
+                // Embedded nodes (an inline reference) go wherever their parent goes.
+                if let Some(NodeRef::Hash(hash)) = inner.cached {
+                    if bytes + size > budget {
+                        *child = Child::Hash(hash);
+                        continue;
+                    }
+                }
+                bytes += size;
+                let Child::Node(inner) = child else { unreachable!("matched above") };
+                next.push(&mut **inner);
+            }
+        }
+        level = next;
+    }
+}
+
 fn node_bytes(node: &Node) -> usize {
     let cell = std::mem::size_of::<Cell>();
     match node {
@@ -257,6 +292,53 @@ mod tests {
         fresh_updates.nodes.sort();
         assert_eq!(from_levels, fresh_updates, "same owner, nodes and removed positions");
         assert_eq!(next.map(|n| n.owner()), Some(Some(owner)));
+    }
+
+    /// The size of the decoded subtree under `cell`, counted from scratch.
+    fn size_from_scratch(cell: &crate::node::Cell) -> (usize, usize) {
+        use crate::node::{Child, Node};
+        let children: &[Child] = match &cell.node {
+            Node::Leaf { .. } => &[],
+            Node::Extension { child, .. } => std::slice::from_ref(child),
+            Node::Branch { children, .. } => &children[..],
+        };
+        children.iter().fold((super::node_bytes(&cell.node), 1), |(b, n), child| match child {
+            Child::Node(inner) => {
+                let (cb, cn) = size_from_scratch(inner);
+                (b + cb, n + cn)
+            }
+            _ => (b, n),
+        })
+    }
+
+    #[test]
+    fn sizes_kept_from_block_to_block_match_a_count_from_scratch() {
+        let mut store = Counting::default();
+        let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
+        trie.update_batch(batch(0..3000, 1, 0..0, 1)).unwrap();
+        let (_, nodes, mut kept) = trie.commit_preserving(usize::MAX).unwrap();
+        store.nodes.extend(nodes.into_hashed());
+        // Blocks under the budget (sizes carried over), then ones that must be cut, then
+        // one that changes nothing but walks (and loads) paths the cut left on disk.
+        let blocks = [
+            (batch(2990..3100, 2, 0..500, 4), usize::MAX),
+            (batch(5..15, 3, 3000..3050, 1), usize::MAX),
+            (batch(0..0, 4, 100..2000, 3), usize::MAX),
+            (batch(4000..4400, 5, 0..0, 1), 64 << 10),
+            (batch(4400..4410, 6, 0..100, 9), 64 << 10),
+            (batch(4400..4410, 6, 0..0, 1), usize::MAX),
+        ];
+        for (updates, budget) in blocks {
+            let levels = kept.take().unwrap();
+            let mut trie = Trie::from_preserved(&store, levels);
+            trie.update_batch(updates).unwrap();
+            let (_, nodes, next) = trie.commit_preserving(budget).unwrap();
+            store.nodes.extend(nodes.into_hashed());
+            let next = next.unwrap();
+            assert_eq!((next.bytes(), next.nodes()), size_from_scratch(&next.cell));
+            assert!(next.bytes() <= budget);
+            kept = Some(next);
+        }
     }
 
     #[test]

@@ -327,10 +327,12 @@ fn load<R: NodeReader + ?Sized>(
     // keeps its inline form so that, were it ever embedded, its parent would
     // encode it the canonical way.
     let cached = if rlp.len() >= 32 { NodeRef::Hash(hash) } else { NodeRef::from_rlp(&rlp) };
-    Ok(Box::new(Cell { node, cached: Some(cached), dirty: false }))
+    Ok(Box::new(Cell { node, cached: Some(cached), dirty: false, measured: None }))
 }
 
-/// Loads the slot (at `position`) if it is an unresolved hash and returns its node.
+/// Loads the slot (at `position`) if it is an unresolved hash and returns its node. Every
+/// walk that may change the trie goes through here, level by level, so the cell's
+/// subtree size is dropped: the walk may change what lies below it.
 fn cell_mut<'c, R: NodeReader + ?Sized>(
     reader: &R,
     owner: Option<&B256>,
@@ -341,7 +343,10 @@ fn cell_mut<'c, R: NodeReader + ?Sized>(
         *slot = Child::Node(load(reader, owner, position, h)?);
     }
     Ok(match slot {
-        Child::Node(cell) => Some(cell),
+        Child::Node(cell) => {
+            cell.measured = None;
+            Some(cell)
+        }
         _ => None,
     })
 }
