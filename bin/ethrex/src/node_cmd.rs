@@ -36,7 +36,7 @@ pub(crate) struct TrieMemoryArgs {
     /// MiB of decoded account trie nodes (the trie's upper levels) kept in memory from one
     /// block to the next, so a block's state root reads the database only below them; the
     /// upper levels of the storage tries recent blocks changed get as much again, at most
-    /// 1/128 of it per trie (import-bench: per mode, and kept through --cold: it is the
+    /// 1/16 of it per trie (import-bench: per mode, and kept through --cold: it is the
     /// node's own memory, not a cache of the database).
     #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::ACCOUNT_TRIE_BYTES >> 20)]
     pub(crate) trie_memory_mb: usize,

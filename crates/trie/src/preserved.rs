@@ -55,7 +55,8 @@ impl PreservedTrie {
     /// Sizing the kept nodes walks only what changed since the last keep: a subtree no
     /// update walked through still has its size recorded on its top cell. So a trie that
     /// fits its budget costs a walk of the block's paths, not of every kept node; one
-    /// over budget is cut breadth-first (walking what it keeps) and measured again.
+    /// over budget is cut breadth-first to three quarters of it (walking what it keeps)
+    /// and measured again.
     pub(crate) fn keep(
         root: B256,
         owner: Option<B256>,
@@ -64,7 +65,10 @@ impl PreservedTrie {
     ) -> Self {
         let mut size = measure(&mut cell);
         if size.bytes > budget {
-            cut_breadth_first(&mut cell, budget);
+            // Cut to three quarters, so the paths the next blocks load fit beside what is
+            // kept for a while: a trie cut back to its budget after every block walked all
+            // of it each time.
+            cut_breadth_first(&mut cell, budget - budget / 4);
             size = measure(&mut cell);
         }
         PreservedTrie { root, owner, cell, nodes: size.nodes, bytes: size.bytes }

@@ -29,14 +29,13 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
-/// The decoded upper levels of the account trie kept between blocks, by default.
-pub const ACCOUNT_TRIE_BYTES: usize = 32 << 20;
+/// The decoded upper levels of the account trie kept between blocks, by default (and as
+/// much again of storage tries).
+pub const ACCOUNT_TRIE_BYTES: usize = 256 << 20;
 
-/// The share of the storage tries' budget one storage trie may keep (256 KiB of the
-/// default 32 MiB: a trie's first two or three levels). Keeping whole hot tries (an eighth
-/// each) made the budget turn over every block on the stress chain and cost more than it
-/// saved; with this share every storage trie the chain changes stays kept.
-pub(crate) const STORAGE_TRIE_SHARE: usize = 128;
+/// The share of the storage tries' budget one storage trie may keep: 16 MiB of the
+/// default 256 MiB, enough for the whole trie of a hot contract (a pool, a token).
+pub(crate) const STORAGE_TRIE_SHARE: usize = 16;
 
 /// The kept levels of storage tries, by hashed address, within a byte budget.
 #[derive(Default)]
