@@ -143,15 +143,9 @@ fn account_outcome(
         base_root
     } else {
         trie.update_batch(updates)?;
-        let (root, changes) = match levels {
-            KeptLevels::Take => {
-                let (root, changes, kept) = trie.commit_preserving(store.storage_trie_memory())?;
-                outcome.kept = kept;
-                (root, changes)
-            }
-            KeptLevels::Leave => trie.commit()?,
-        };
+        let (root, changes, kept) = levels.commit(trie, store.storage_trie_memory())?;
         outcome.trie = Some(changes);
+        outcome.kept = kept;
         root
     };
     outcome.new = Some(AccountState { nonce, balance, storage_root, code_hash });
@@ -200,6 +194,20 @@ pub fn compute_state_update_with(
 enum KeptLevels {
     Take,
     Leave,
+}
+
+impl KeptLevels {
+    /// Commits `trie`, with its levels (up to `budget` bytes) if they are to be kept.
+    fn commit(
+        self,
+        trie: Trie<'_, Store>,
+        budget: usize,
+    ) -> Result<(B256, TrieUpdates, Option<PreservedTrie>), ethrex_trie::TrieError> {
+        match self {
+            KeptLevels::Take => trie.commit_preserving(budget),
+            KeptLevels::Leave => trie.commit().map(|(root, nodes)| (root, nodes, None)),
+        }
+    }
 }
 
 fn state_update(
@@ -271,14 +279,8 @@ fn state_update(
         update.storage_tries.extend(o.kept);
     }
     account_trie.update_batch(account_updates)?;
-    let (root, nodes) = match levels {
-        KeptLevels::Take => {
-            let (root, nodes, kept) = account_trie.commit_preserving(store.trie_memory())?;
-            update.account_trie = kept;
-            (root, nodes)
-        }
-        KeptLevels::Leave => account_trie.commit()?,
-    };
+    let (root, nodes, kept) = levels.commit(account_trie, store.trie_memory())?;
+    update.account_trie = kept;
     update.tries.push(nodes);
     Ok((root, update, change_set))
 }
