@@ -149,11 +149,13 @@ mod tests {
     use std::collections::{BTreeMap, HashMap};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// A node map counting its reads.
+    /// A node map counting its reads (and, given `only_owner`, refusing reads of any
+    /// other trie).
     #[derive(Default)]
     struct Counting {
         nodes: HashMap<B256, Vec<u8>>,
         reads: AtomicUsize,
+        only_owner: Option<B256>,
     }
 
     impl NodeReader for Counting {
@@ -163,6 +165,9 @@ mod tests {
             path: &[u8],
             hash: &B256,
         ) -> Result<Option<NodeRlp>, TrieError> {
+            if let Some(only) = &self.only_owner {
+                assert_eq!(owner, Some(only), "a read of another trie");
+            }
             self.reads.fetch_add(1, Ordering::Relaxed);
             self.nodes.get_node(owner, path, hash)
         }
@@ -249,40 +254,23 @@ mod tests {
         assert!(preserved.is_none(), "an emptied trie keeps nothing");
     }
 
-    /// Answers only reads of `owner`'s trie.
-    struct OwnedBy<'a>(&'a Counting, B256);
-
-    impl NodeReader for OwnedBy<'_> {
-        fn get_node(
-            &self,
-            owner: Option<&B256>,
-            path: &[u8],
-            hash: &B256,
-        ) -> Result<Option<NodeRlp>, TrieError> {
-            assert_eq!(owner, Some(&self.1), "a read of another trie");
-            self.0.get_node(owner, path, hash)
-        }
-    }
-
     #[test]
     fn a_storage_trie_reopened_from_its_levels_stays_that_accounts_trie() {
         let owner = B256::repeat_byte(0x5a);
-        let mut nodes = Counting::default();
+        let mut store = Counting { only_owner: Some(owner), ..Default::default() };
         let mut model = BTreeMap::new();
         let genesis = batch(0..2000, 1, 0..0, 1);
         apply(&mut model, &genesis);
-        let empty = Counting::default();
-        let mut trie = Trie::storage(&empty, owner, EMPTY_ROOT_HASH);
+        let mut trie = Trie::storage(&store, owner, EMPTY_ROOT_HASH);
         trie.update_batch(genesis).unwrap();
         let (root, updates, kept) = trie.commit_preserving(16 << 10).unwrap();
         assert_eq!(updates.owner, Some(owner));
-        nodes.nodes.extend(updates.into_hashed());
+        store.nodes.extend(updates.into_hashed());
         let kept = kept.expect("levels of a non-empty trie");
         assert_eq!((kept.owner(), kept.root()), (Some(owner), root));
 
         let updates = batch(1990..2100, 2, 0..300, 5);
         apply(&mut model, &updates);
-        let store = OwnedBy(&nodes, owner);
         let mut trie = Trie::from_preserved(&store, kept);
         trie.prefetch(&updates.iter().map(|(k, _)| *k).collect::<Vec<_>>()).unwrap();
         trie.update_batch(updates.clone()).unwrap();
