@@ -38,7 +38,7 @@ pub(crate) struct TrieMemoryArgs {
     /// upper levels of the storage tries recent blocks changed get as much again, at most
     /// 1/16 of it per trie (import-bench: per mode, and kept through --cold: it is the
     /// node's own memory, not a cache of the database).
-    #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::ACCOUNT_TRIE_BYTES >> 20)]
+    #[arg(long, value_name = "MIB", default_value_t = ethrex_storage::TRIE_MEMORY_BYTES >> 20)]
     pub(crate) trie_memory_mb: usize,
 }
 

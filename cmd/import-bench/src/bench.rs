@@ -183,7 +183,7 @@ impl BenchOptions {
             io: IoOptions { io_threads: DEFAULT_IO_THREADS, ..Default::default() },
             scheme: StateScheme::Mpt,
             reads: Reads::Flat,
-            trie_memory: ethrex_storage::ACCOUNT_TRIE_BYTES,
+            trie_memory: ethrex_storage::TRIE_MEMORY_BYTES,
         }
     }
 }

@@ -15,8 +15,8 @@ pub mod trie_nodes;
 pub use backend::{KvBackend, SortedWrites, Table, WriteBatch};
 pub use changeset::ChangeSet;
 pub use store::{
-    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, ACCOUNT_TRIE_BYTES,
-    STATE_LAYOUT,
+    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, STATE_LAYOUT,
+    TRIE_MEMORY_BYTES,
 };
 pub use tables::TypedTable;
 

@@ -131,6 +131,7 @@ fn cut_breadth_first(cell: &mut Cell, budget: usize) {
     }
 }
 
+/// Estimated heap footprint of one decoded node.
 fn node_bytes(node: &Node) -> usize {
     let cell = std::mem::size_of::<Cell>();
     match node {

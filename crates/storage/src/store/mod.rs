@@ -19,7 +19,7 @@ mod unwind;
 pub use cache::CacheSizes;
 pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
 pub use kind::DbKind;
-pub use trie::{ACCOUNT_TRIE_BYTES, STATE_LAYOUT};
+pub use trie::{STATE_LAYOUT, TRIE_MEMORY_BYTES};
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
 use crate::codec::Key;
@@ -51,8 +51,8 @@ pub struct Store {
     preserved: Arc<parking_lot::Mutex<Option<ethrex_trie::PreservedTrie>>>,
     /// The upper levels of storage tries recent blocks changed, decoded (see `trie`).
     preserved_storage: Arc<parking_lot::Mutex<trie::KeptStorageTries>>,
-    /// How many bytes of decoded account trie nodes `preserved` may hold
-    /// (`set_trie_memory`; `ACCOUNT_TRIE_BYTES` by default).
+    /// How many bytes of decoded account trie nodes `preserved` may hold, and of storage
+    /// trie nodes `preserved_storage` (`set_trie_memory`; `TRIE_MEMORY_BYTES` by default).
     trie_memory: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -77,7 +77,7 @@ impl Store {
             group: Arc::new(parking_lot::Mutex::new(None)),
             preserved: Arc::default(),
             preserved_storage: Arc::default(),
-            trie_memory: Arc::new(ACCOUNT_TRIE_BYTES.into()),
+            trie_memory: Arc::new(TRIE_MEMORY_BYTES.into()),
         }
     }
 

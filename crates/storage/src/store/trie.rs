@@ -4,10 +4,9 @@
 //!
 //! A block's state update carries the levels of its new account trie and of the storage
 //! tries it changed; committing the block's batch makes them the ones kept, so they always
-//! belong to a committed state. A
-//! block that is never committed (invalid, or built and dropped) leaves nothing behind;
-//! the next block whose parent root they do not match (after a reorg, say) just reads its
-//! trie from the store. A trie is a function of its root: whenever the head's state has
+//! belong to a committed state. A block that is never committed (invalid, or built and
+//! dropped) leaves nothing behind; the next block whose parent root they do not match
+//! (after a reorg, say) just reads its trie from the store. A trie is a function of its root: whenever the head's state has
 //! the kept levels' root, the nodes stored at their positions are the ones they reference.
 //! The same holds for a storage trie and its account's storage root in the head's state.
 //!
@@ -29,9 +28,9 @@ use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
-/// The decoded upper levels of the account trie kept between blocks, by default (and as
-/// much again of storage tries).
-pub const ACCOUNT_TRIE_BYTES: usize = 256 << 20;
+/// The default of `Store::trie_memory`: decoded account trie levels kept between blocks,
+/// and as much again of storage tries' levels.
+pub const TRIE_MEMORY_BYTES: usize = 256 << 20;
 
 /// The share of the storage tries' budget one storage trie may keep: 16 MiB of the
 /// default 256 MiB, enough for the whole trie of a hot contract (a pool, a token).
@@ -56,14 +55,18 @@ impl KeptStorageTries {
         (levels.root() == root).then_some(levels)
     }
 
-    fn keep(&mut self, levels: Vec<PreservedTrie>, budget: usize) {
+    /// Adds `levels`, then drops the least recently kept beyond `budget`; returns what it
+    /// dropped, for the caller to free where it costs the import nothing.
+    fn keep(&mut self, levels: Vec<PreservedTrie>, budget: usize) -> Vec<PreservedTrie> {
         self.commits += 1;
+        let mut dropped = Vec::new();
         for levels in levels {
             let Some(owner) = levels.owner() else { continue };
             self.bytes += levels.bytes();
             self.order.push_back((self.commits, owner));
             if let Some((old, _)) = self.tries.insert(owner, (levels, self.commits)) {
                 self.bytes -= old.bytes();
+                dropped.push(old);
             }
         }
         while self.bytes > budget {
@@ -71,6 +74,7 @@ impl KeptStorageTries {
             if self.tries.get(&owner).is_some_and(|(_, kept_at)| *kept_at == commit) {
                 let (old, _) = self.tries.remove(&owner).expect("just found");
                 self.bytes -= old.bytes();
+                dropped.push(old);
             }
         }
         // Stale order entries are dropped as they reach the front; bound them too.
@@ -80,6 +84,7 @@ impl KeptStorageTries {
                 tries.get(owner).is_some_and(|(_, kept_at)| kept_at == commit)
             });
         }
+        dropped
     }
 }
 
@@ -159,10 +164,15 @@ impl Store {
     }
 
     /// Adds `levels` (of storage tries a state just committed changed) to the ones kept,
-    /// dropping the least recently kept beyond the budget.
+    /// dropping the least recently kept beyond the budget. This runs on the commit's
+    /// path; whole tries dropped (up to 1/16 of the budget each) are freed on the pool.
     pub(super) fn preserve_storage_tries(&self, levels: Vec<PreservedTrie>) {
-        if !levels.is_empty() {
-            self.preserved_storage.lock().keep(levels, self.trie_memory());
+        if levels.is_empty() {
+            return;
+        }
+        let dropped = self.preserved_storage.lock().keep(levels, self.trie_memory());
+        if !dropped.is_empty() {
+            rayon::spawn(move || drop(dropped));
         }
     }
 }
