@@ -48,6 +48,34 @@ impl PreservedTrie {
         self.bytes
     }
 
+    /// Whether the node at `position` (nibbles from the root, as `StoredNode::path`) is
+    /// kept decoded: a trie opened on these levels never reads it from the store.
+    pub fn holds(&self, position: &[u8]) -> bool {
+        let mut cell: &Cell = &self.cell;
+        let mut depth = 0;
+        while depth < position.len() {
+            let child = match &cell.node {
+                Node::Leaf { .. } => return false,
+                Node::Extension { path, child } => {
+                    if !position[depth..].starts_with(path) {
+                        return false;
+                    }
+                    depth += path.len();
+                    child
+                }
+                Node::Branch { children, .. } => {
+                    depth += 1;
+                    &children[position[depth - 1] as usize]
+                }
+            };
+            match child {
+                Child::Node(inner) => cell = inner,
+                Child::Empty | Child::Hash(_) => return false,
+            }
+        }
+        depth == position.len()
+    }
+
     /// Keeps `cell` (the root of the trie at `root`, just committed: every node hashed,
     /// none dirty) and its descendants breadth-first while their estimated size fits in
     /// `budget` bytes; deeper nodes become hash references again. The root is always kept.
@@ -150,12 +178,13 @@ mod tests {
     use std::collections::{BTreeMap, HashMap};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// A node map counting its reads (and, given `only_owner`, refusing reads of any
-    /// other trie).
+    /// A node map counting its reads and recording their positions (and, given
+    /// `only_owner`, refusing reads of any other trie).
     #[derive(Default)]
     struct Counting {
         nodes: HashMap<B256, Vec<u8>>,
         reads: AtomicUsize,
+        positions: std::sync::Mutex<Vec<Vec<u8>>>,
         only_owner: Option<B256>,
     }
 
@@ -170,6 +199,7 @@ mod tests {
                 assert_eq!(owner, Some(only), "a read of another trie");
             }
             self.reads.fetch_add(1, Ordering::Relaxed);
+            self.positions.lock().unwrap().push(path.to_vec());
             self.nodes.get_node(owner, path, hash)
         }
     }
@@ -367,5 +397,39 @@ mod tests {
         // Everything loaded is kept with no bound: nothing is left to read.
         assert_eq!(*reads.last().unwrap(), 0, "{reads:?}");
         assert!(reads.windows(2).all(|w| w[0] >= w[1]), "{reads:?}");
+    }
+
+    #[test]
+    fn the_levels_hold_exactly_the_nodes_a_trie_opened_on_them_never_reads() {
+        for budget in [0, 16 << 10, 64 << 10, usize::MAX] {
+            let mut store = Counting::default();
+            let mut trie = Trie::new(&store, EMPTY_ROOT_HASH);
+            trie.update_batch(batch(0..3000, 1, 0..0, 1)).unwrap();
+            let (_, written, kept) = trie.commit_preserving(budget).unwrap();
+            let kept = kept.unwrap();
+            let held: Vec<bool> = written.nodes.iter().map(|n| kept.holds(&n.path)).collect();
+            store.nodes.extend(written.nodes.iter().map(|n| (n.hash, n.rlp.clone())));
+            // Every key overwritten: the walk reaches every stored node, reading from the
+            // store exactly those the levels do not hold.
+            let mut trie = Trie::from_preserved(&store, kept);
+            trie.update_batch(batch(0..3000, 2, 0..0, 1)).unwrap();
+            let mut read = store.positions.lock().unwrap().clone();
+            let mut not_held: Vec<Vec<u8>> = written
+                .nodes
+                .iter()
+                .zip(&held)
+                .filter(|(_, held)| !**held)
+                .map(|(n, _)| n.path.clone())
+                .collect();
+            read.sort();
+            not_held.sort();
+            assert_eq!(read, not_held, "budget {budget}");
+            let held = held.iter().filter(|h| **h).count();
+            match budget {
+                0 => assert_eq!(held, 1, "the root only"),
+                usize::MAX => assert_eq!(held, written.nodes.len()),
+                _ => assert!(held > 1 && held < written.nodes.len(), "{budget}: {held}"),
+            }
+        }
     }
 }

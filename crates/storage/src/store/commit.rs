@@ -14,6 +14,7 @@ use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, Block, BlockAccessList, Receipt};
 use ethrex_trie::{NodeRlp, PreservedTrie, TrieUpdates};
+use rustc_hash::FxHashMap;
 
 /// Flat state and trie changes of one block, ready to be written.
 #[derive(Debug, Default, Clone)]
@@ -42,7 +43,8 @@ pub struct PreparedCommit {
     batch: PendingBatch,
     account_trie: Option<PreservedTrie>,
     storage_tries: Vec<PreservedTrie>,
-    /// The new nodes by hash, for the node cache once the batch is committed.
+    /// The new nodes by hash that the kept levels do not hold, for the node cache once
+    /// the batch is committed (`nodes_to_cache`).
     nodes: Vec<(B256, NodeRlp)>,
 }
 
@@ -126,6 +128,32 @@ impl WriteBatch {
     }
 }
 
+/// The nodes a commit wrote that the node cache should hold: all of them but those its
+/// tries' kept levels hold decoded (the next block's tries start from those levels and
+/// never read them; caching them too only took the cache's room and the pool's time).
+fn nodes_to_cache(
+    tries: &[TrieUpdates],
+    account_trie: Option<&PreservedTrie>,
+    storage_tries: &[PreservedTrie],
+) -> Vec<(B256, NodeRlp)> {
+    let kept: FxHashMap<Option<B256>, &PreservedTrie> = account_trie
+        .into_iter()
+        .chain(storage_tries)
+        .map(|levels| (levels.owner(), levels))
+        .collect();
+    let mut nodes = Vec::new();
+    for trie in tries {
+        let levels = kept.get(&trie.owner).copied();
+        nodes.extend(
+            trie.nodes
+                .iter()
+                .filter(|node| !levels.is_some_and(|levels| levels.holds(&node.path)))
+                .map(|node| (node.hash, NodeRlp::from(node.rlp.as_slice()))),
+        );
+    }
+    nodes
+}
+
 fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
     batch.put_entry::<Headers>(hash, &block.header);
     batch.put_entry::<HeaderNumbers>(hash, block.header.number);
@@ -176,9 +204,9 @@ impl Store {
         self.accept(prepared.batch)?;
         self.preserve_trie(prepared.account_trie);
         self.preserve_storage_tries(prepared.storage_tries);
-        // The next block reads the nodes this one wrote; caching them spares it a read
-        // by position and a hash check each. Off the commit's path: until it runs, reads
-        // find them in the overlay.
+        // The next block reads the nodes this one wrote below the kept levels; caching
+        // them spares it a read by position and a hash check each. Off the commit's
+        // path: until it runs, reads find them in the overlay.
         let cache = self.nodes.clone();
         let nodes = prepared.nodes;
         rayon::spawn(move || {
@@ -199,12 +227,7 @@ impl Store {
         // encodings) are built and indexed side by side; they write different tables.
         let ((nodes, state_part), chain_part) = rayon::join(
             || {
-                let nodes: Vec<(B256, NodeRlp)> = state
-                    .tries
-                    .iter()
-                    .flat_map(|t| &t.nodes)
-                    .map(|n| (n.hash, NodeRlp::from(n.rlp.as_slice())))
-                    .collect();
+                let nodes = nodes_to_cache(&state.tries, account_trie.as_ref(), &storage_tries);
                 (nodes, PendingBatch::new(state_batch(state)))
             },
             || {
