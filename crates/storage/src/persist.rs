@@ -28,11 +28,12 @@
 //!   durable is unknown (the kernel may have dropped the dirty pages), so a retry that
 //!   succeeds would promise too much.
 
-use crate::backend::{Entries, KvBackend, SortedWrites, Table, WriteBatch};
+use crate::backend::{Entries, KvBackend, SortedWrites, Table, WriteBatch, WriteOp};
 use crate::StoreError;
+use hashbrown::hash_table::{Entry, HashTable};
 use parking_lot::{Condvar, Mutex, RwLock};
-use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -53,8 +54,25 @@ pub const WRITE_DELAY: Duration = Duration::from_millis(200);
 /// A batch waiting for (or being written to) the backend, indexed for point reads.
 pub(crate) struct PendingBatch {
     pub(crate) batch: WriteBatch,
-    /// Per table: key -> position of the key's last op in `batch.ops`.
-    index: Vec<FxHashMap<Vec<u8>, usize>>,
+    /// Per table: the position in `batch.ops` of each key's last op, with the key's hash.
+    /// The keys stay in `batch`: a block writes thousands, and copying each into the
+    /// index cost an allocation to make and another to free.
+    index: Vec<HashTable<(u64, usize)>>,
+}
+
+fn key_hash(key: &[u8]) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(key)
+}
+
+/// Records `pos` as the last op of its key (whose hash is `hash`) in `table`.
+fn index_op(table: &mut HashTable<(u64, usize)>, ops: &[WriteOp], hash: u64, pos: usize) {
+    let key = &ops[pos].1;
+    match table.entry(hash, |&(h, p)| h == hash && ops[p].1 == *key, |&(h, _)| h) {
+        Entry::Occupied(mut entry) => entry.get_mut().1 = pos,
+        Entry::Vacant(entry) => {
+            entry.insert((hash, pos));
+        }
+    }
 }
 
 impl PendingBatch {
@@ -63,29 +81,32 @@ impl PendingBatch {
         for (table, _, _) in &batch.ops {
             per_table[table.index()] += 1;
         }
-        let mut index: Vec<FxHashMap<Vec<u8>, usize>> = per_table
-            .iter()
-            .map(|n| FxHashMap::with_capacity_and_hasher(*n, Default::default()))
-            .collect();
+        let mut index: Vec<HashTable<(u64, usize)>> =
+            per_table.iter().map(|n| HashTable::with_capacity(*n)).collect();
         for (pos, (table, key, _)) in batch.ops.iter().enumerate() {
-            index[table.index()].insert(key.clone(), pos);
+            index_op(&mut index[table.index()], &batch.ops, key_hash(key), pos);
         }
         Self { batch, index }
     }
 
-    /// Joins two indexed batches that write different tables (so no key is in both),
-    /// `first`'s ops first. Lets a block's parts be encoded and indexed in parallel.
+    /// Joins two indexed batches, `first`'s ops first (of a key both write, `second`'s op
+    /// is the last). Lets a block's parts (different tables) be encoded and indexed in
+    /// parallel.
     pub(crate) fn concat(first: PendingBatch, second: PendingBatch) -> Self {
         let PendingBatch { batch: mut ops, mut index } = first;
         let offset = ops.ops.len();
         ops.ops.extend(second.batch.ops);
         for (table, second_index) in second.index.into_iter().enumerate() {
-            if second_index.is_empty() {
+            let target = &mut index[table];
+            if target.is_empty() {
+                *target = second_index;
+                target.iter_mut().for_each(|(_, pos)| *pos += offset);
                 continue;
             }
-            let target = &mut index[table];
-            target.reserve(second_index.len());
-            target.extend(second_index.into_iter().map(|(key, pos)| (key, pos + offset)));
+            target.reserve(second_index.len(), |&(h, _)| h);
+            for (hash, pos) in second_index {
+                index_op(target, &ops.ops, hash, pos + offset);
+            }
         }
         Self { batch: ops, index }
     }
@@ -95,15 +116,19 @@ impl PendingBatch {
         &self,
         table: Table,
     ) -> impl Iterator<Item = (&[u8], Option<&Vec<u8>>)> {
-        self.index[table.index()]
-            .iter()
-            .map(|(key, pos)| (key.as_slice(), self.batch.ops[*pos].2.as_ref()))
+        self.index[table.index()].iter().map(|&(_, pos)| {
+            let (_, key, value) = &self.batch.ops[pos];
+            (key.as_slice(), value.as_ref())
+        })
     }
 
     /// `Some(None)`: the batch deletes the key; `None`: the batch does not touch it.
     pub(crate) fn get(&self, table: Table, key: &[u8]) -> Option<Option<&[u8]>> {
-        let pos = *self.index[table.index()].get(key)?;
-        Some(self.batch.ops[pos].2.as_deref())
+        let hash = key_hash(key);
+        let ops = &self.batch.ops;
+        let &(_, pos) =
+            self.index[table.index()].find(hash, |&(h, p)| h == hash && ops[p].1 == key)?;
+        Some(ops[pos].2.as_deref())
     }
 }
 
@@ -410,4 +435,71 @@ pub(crate) fn merge_scan(
         }
     }
     merged.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Ops over a few tables with repeated keys (puts and deletes), by a fixed recipe.
+    fn ops(seed: u64, n: u64, tables: &[Table]) -> WriteBatch {
+        let mut batch = WriteBatch::new();
+        for i in 0..n {
+            let x = (i ^ seed).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let table = tables[(x >> 7) as usize % tables.len()];
+            // 0..40 distinct keys of 1..=40 bytes: many writes of one key.
+            let key = vec![(x >> 20) as u8 % 40; 1 + (x >> 28) as usize % 40];
+            if x.is_multiple_of(5) {
+                batch.delete(table, key);
+            } else {
+                batch.put(table, key, i.to_be_bytes().to_vec());
+            }
+        }
+        batch
+    }
+
+    /// The last op of each key, replayed in order.
+    fn model(batches: &[&WriteBatch]) -> BTreeMap<(Table, Vec<u8>), Option<Vec<u8>>> {
+        let mut last = BTreeMap::new();
+        for (table, key, value) in batches.iter().flat_map(|b| &b.ops) {
+            last.insert((*table, key.clone()), value.clone());
+        }
+        last
+    }
+
+    fn check(pending: &PendingBatch, want: &BTreeMap<(Table, Vec<u8>), Option<Vec<u8>>>) {
+        let mut listed = BTreeMap::new();
+        for table in Table::ALL {
+            for (key, value) in pending.table_ops(table) {
+                assert!(listed.insert((table, key.to_vec()), value.cloned()).is_none());
+            }
+            for key in (0u8..45).flat_map(|b| (1..=41).map(move |len| vec![b; len])) {
+                let got = pending.get(table, &key).map(|v| v.map(<[u8]>::to_vec));
+                assert_eq!(got, want.get(&(table, key.clone())).cloned(), "{table:?} {key:?}");
+            }
+        }
+        assert_eq!(&listed, want, "table_ops lists each key once, with its last op");
+    }
+
+    #[test]
+    fn a_pending_batch_answers_each_key_with_its_last_op() {
+        let state = [Table::Accounts, Table::Storage, Table::StorageTrie];
+        let chain = [Table::Headers, Table::Receipts];
+        for seed in 0..4 {
+            let first = ops(seed, 2000, &state);
+            check(&PendingBatch::new(first.clone()), &model(&[&first]));
+            // Parts over different tables, as a block's commit joins them, and parts over
+            // the same tables (the later part's ops win).
+            for tables in [&chain[..], &state[..]] {
+                let second = ops(seed + 100, 700, tables);
+                let joined = PendingBatch::concat(
+                    PendingBatch::new(first.clone()),
+                    PendingBatch::new(second.clone()),
+                );
+                check(&joined, &model(&[&first, &second]));
+                assert_eq!(joined.batch.len(), first.len() + second.len());
+            }
+        }
+    }
 }
