@@ -25,6 +25,8 @@ pub struct PreservedTrie {
     pub(crate) cell: Box<Cell>,
     nodes: usize,
     bytes: usize,
+    /// Whether `keep` cut these levels to the budget.
+    cut: bool,
 }
 
 impl PreservedTrie {
@@ -46,6 +48,13 @@ impl PreservedTrie {
     /// About how much memory the kept nodes take.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// Whether these levels hold every node the commit that kept them wrote: true unless
+    /// they were cut to the budget (a commit writes only nodes it has decoded). Then
+    /// [`holds`](Self::holds) is true of each of those nodes, without a walk.
+    pub fn holds_its_commit(&self) -> bool {
+        !self.cut
     }
 
     /// Whether the node at `position` (nibbles from the root, as `StoredNode::path`) is
@@ -92,14 +101,15 @@ impl PreservedTrie {
         budget: usize,
     ) -> Self {
         let mut size = measure(&mut cell);
-        if size.bytes > budget {
+        let cut = size.bytes > budget;
+        if cut {
             // Cut to three quarters, so the paths the next blocks load fit beside what is
             // kept for a while: a trie cut back to its budget after every block walked all
             // of it each time.
             cut_breadth_first(&mut cell, budget - budget / 4);
             size = measure(&mut cell);
         }
-        PreservedTrie { root, owner, cell, nodes: size.nodes, bytes: size.bytes }
+        PreservedTrie { root, owner, cell, nodes: size.nodes, bytes: size.bytes, cut }
     }
 }
 
@@ -408,6 +418,7 @@ mod tests {
             let (_, written, kept) = trie.commit_preserving(budget).unwrap();
             let kept = kept.unwrap();
             let held: Vec<bool> = written.nodes.iter().map(|n| kept.holds(&n.path)).collect();
+            let holds_its_commit = kept.holds_its_commit();
             store.nodes.extend(written.nodes.iter().map(|n| (n.hash, n.rlp.clone())));
             // Every key overwritten: the walk reaches every stored node, reading from the
             // store exactly those the levels do not hold.
@@ -425,6 +436,10 @@ mod tests {
             not_held.sort();
             assert_eq!(read, not_held, "budget {budget}");
             let held = held.iter().filter(|h| **h).count();
+            if holds_its_commit {
+                assert_eq!(held, written.nodes.len(), "budget {budget}");
+            }
+            assert_eq!(holds_its_commit, budget == usize::MAX, "only the unbounded keep is whole");
             match budget {
                 0 => assert_eq!(held, 1, "the root only"),
                 usize::MAX => assert_eq!(held, written.nodes.len()),

@@ -144,6 +144,9 @@ fn nodes_to_cache(
     let mut nodes = Vec::new();
     for trie in tries {
         let levels = kept.get(&trie.owner).copied();
+        if levels.is_some_and(PreservedTrie::holds_its_commit) {
+            continue;
+        }
         nodes.extend(
             trie.nodes
                 .iter()
