@@ -112,6 +112,21 @@ impl Node {
     pub(crate) fn empty_branch() -> Self {
         Node::Branch { children: Box::default(), value: None }
     }
+
+    /// The child slot on `path` below this node (reached after `depth` nibbles of it),
+    /// and the nibbles consumed to reach that slot; `None` where `path` leaves the node
+    /// (a leaf, an extension off the path, a path that ends here or is no nibble path).
+    pub(crate) fn child_on(&self, path: &[u8], depth: usize) -> Option<(&Child, usize)> {
+        match self {
+            Node::Leaf { .. } => None,
+            Node::Extension { path: prefix, child } => {
+                path.get(depth..)?.starts_with(prefix).then(|| (child, depth + prefix.len()))
+            }
+            Node::Branch { children, .. } => {
+                Some((children.get(*path.get(depth)? as usize)?, depth + 1))
+            }
+        }
+    }
 }
 
 /// Reference of an already-hashed child, `None` for an empty slot.

@@ -82,21 +82,8 @@ fn group(
 /// in their parent are followed without a read.
 pub(crate) fn descend(mut node: &Node, path: &[u8], mut depth: usize) -> Option<(B256, usize)> {
     loop {
-        let child = match node {
-            Node::Leaf { .. } => return None,
-            Node::Extension { path: prefix, child } => {
-                if !path.get(depth..)?.starts_with(prefix) {
-                    return None;
-                }
-                depth += prefix.len();
-                child
-            }
-            Node::Branch { children, .. } => {
-                let nibble = *path.get(depth)?;
-                depth += 1;
-                &children[nibble as usize]
-            }
-        };
+        let (child, below) = node.child_on(path, depth)?;
+        depth = below;
         match child {
             Child::Hash(hash) => return Some((*hash, depth)),
             Child::Node(cell) => node = &cell.node,

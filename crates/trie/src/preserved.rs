@@ -63,27 +63,9 @@ impl PreservedTrie {
         let mut cell: &Cell = &self.cell;
         let mut depth = 0;
         while depth < position.len() {
-            let child = match &cell.node {
-                Node::Leaf { .. } => return false,
-                Node::Extension { path, child } => {
-                    if !position[depth..].starts_with(path) {
-                        return false;
-                    }
-                    depth += path.len();
-                    child
-                }
-                Node::Branch { children, .. } => {
-                    depth += 1;
-                    // Not a nibble: no node is there.
-                    let Some(child) = children.get(position[depth - 1] as usize) else {
-                        return false;
-                    };
-                    child
-                }
-            };
-            match child {
-                Child::Node(inner) => cell = inner,
-                Child::Empty | Child::Hash(_) => return false,
+            match cell.node.child_on(position, depth) {
+                Some((Child::Node(inner), below)) => (cell, depth) = (inner, below),
+                _ => return false,
             }
         }
         depth == position.len()
