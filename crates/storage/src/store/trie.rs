@@ -6,9 +6,10 @@
 //! tries it changed; committing the block's batch makes them the ones kept, so they always
 //! belong to a committed state. A block that is never committed (invalid, or built and
 //! dropped) leaves nothing behind; the next block whose parent root they do not match
-//! (after a reorg, say) just reads its trie from the store. A trie is a function of its root: whenever the head's state has
-//! the kept levels' root, the nodes stored at their positions are the ones they reference.
-//! The same holds for a storage trie and its account's storage root in the head's state.
+//! (after a reorg, say) just reads its trie from the store. A trie is a function of its
+//! root: whenever the head's state has the kept levels' root, the nodes stored at their
+//! positions are the ones they reference. The same holds for a storage trie and its
+//! account's storage root in the head's state.
 //!
 //! Storage tries are kept least recently committed first out, within the same byte budget
 //! as the account trie's levels (so at most twice `trie_memory` in all): the contracts
