@@ -40,8 +40,12 @@ impl RocksBackend {
             cf.set_block_based_table_factory(&block);
             // Blocks read accounts and slots that do not exist yet (new accounts, fresh
             // slots); without a memtable filter each such miss searches the memtable's
-            // skip list.
-            cf.set_memtable_prefix_bloom_ratio(0.1);
+            // skip list. The filter takes this fraction of the memtable's size: 2% of the
+            // 64 MiB default is ~20 bits per key for the ~0.5M keys a memtable fills with,
+            // plenty for few false positives. Each insert sets bits in it, and at the
+            // 10% tried first (6.4 MiB per table) those bits were cache misses: ~2% of an
+            // import's CPU (see docs/benchmarks.md).
+            cf.set_memtable_prefix_bloom_ratio(0.02);
             cf.set_memtable_whole_key_filtering(true);
             ColumnFamilyDescriptor::new(t.name(), cf)
         });
