@@ -3,16 +3,15 @@
 //! against what the header commits to (after it).
 
 use crate::error::{AccountOrderViolation, BalFormError, BalMismatch, InvalidBlock};
-use alloy_consensus::proofs::{
-    calculate_receipt_root, calculate_transaction_root, calculate_withdrawals_root,
-};
+use alloy_consensus::proofs::calculate_withdrawals_root;
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
+use alloy_eips::eip2718::Encodable2718;
 use alloy_eips::eip7928::{validate_block_access_list, BlockAccessListValidationError, ITEM_COST};
 use alloy_primitives::{Address, Bloom, B256};
 use ethrex_common::{
     blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork,
-    Header, Receipt, RecoveredBlock,
+    Header, Receipt, RecoveredBlock, Transaction,
 };
 use ethrex_vm::BlockExecutionOutput;
 
@@ -117,7 +116,7 @@ pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), InvalidB
     if !body.ommers.is_empty() {
         return Err(InvalidBlock::InvalidPowFields);
     }
-    let tx_root = calculate_transaction_root(&body.transactions);
+    let tx_root = transactions_root(&body.transactions);
     if tx_root != header.transactions_root {
         return Err(InvalidBlock::TransactionsRoot {
             expected: header.transactions_root,
@@ -222,6 +221,18 @@ pub fn validate_bal_form(
     Ok(())
 }
 
+/// The transactions root: the ordered trie of the transactions' EIP-2718 encodings
+/// (`alloy_consensus::proofs::calculate_transaction_root`, with batched hashing).
+pub fn transactions_root(transactions: &[Transaction]) -> B256 {
+    ethrex_trie::ordered_root(&transactions.iter().map(|tx| tx.encoded_2718()).collect::<Vec<_>>())
+}
+
+/// The receipts root: the ordered trie of the receipts' EIP-2718 encodings
+/// (`alloy_consensus::proofs::calculate_receipt_root`, with batched hashing).
+pub fn receipts_root(receipts: &[Receipt]) -> B256 {
+    ethrex_trie::ordered_root(&receipts.iter().map(|r| r.encoded_2718()).collect::<Vec<_>>())
+}
+
 /// What the header commits to about the receipts.
 pub struct ReceiptsCommitment {
     /// The receipts trie root.
@@ -234,7 +245,7 @@ impl ReceiptsCommitment {
     /// Hashes and folds `receipts`.
     pub fn of(receipts: &[Receipt]) -> Self {
         Self {
-            root: calculate_receipt_root(receipts),
+            root: receipts_root(receipts),
             bloom: receipts.iter().fold(Bloom::ZERO, |acc, r| acc | *r.logs_bloom()),
         }
     }

@@ -20,9 +20,7 @@ use crate::eth::HashOrNumber;
 use crate::network::{Inner, Offence, Peer, RequestError};
 use crate::rlpx::DisconnectReason;
 use crate::NodeId;
-use alloy_consensus::proofs::{
-    calculate_ommers_root, calculate_transaction_root, calculate_withdrawals_root,
-};
+use alloy_consensus::proofs::{calculate_ommers_root, calculate_withdrawals_root};
 use alloy_primitives::B256;
 use ethrex_blockchain::ExecutionPath;
 use ethrex_common::{
@@ -522,7 +520,7 @@ async fn fetch_headers_back(inner: &Inner, from: B256) -> Option<Vec<Header>> {
 
 /// Whether `body` is the one `header` commits to.
 fn body_matches(header: &Header, body: &BlockBody) -> bool {
-    calculate_transaction_root(&body.transactions) == header.transactions_root
+    ethrex_blockchain::validation::transactions_root(&body.transactions) == header.transactions_root
         && calculate_ommers_root(&body.ommers) == header.ommers_hash
         && body.withdrawals.as_ref().map(|w| calculate_withdrawals_root(w))
             == header.withdrawals_root

@@ -4,6 +4,7 @@ mod hash;
 pub mod keccak;
 mod nibbles;
 mod node;
+mod ordered;
 #[cfg(any(test, feature = "test-utils"))]
 mod path_store;
 mod prefetch;
@@ -14,6 +15,7 @@ use alloy_primitives::B256;
 use std::collections::BTreeMap;
 
 pub use alloy_trie::EMPTY_ROOT_HASH;
+pub use ordered::ordered_root;
 #[cfg(any(test, feature = "test-utils"))]
 pub use path_store::PathStore;
 pub use prefetch::prefetch_paths;
