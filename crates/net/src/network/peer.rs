@@ -294,12 +294,19 @@ pub const PONG_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// Reads the peer's messages until it leaves or is dropped; returns why. Pings the peer
 /// every `PING_INTERVAL` and drops it when no Pong came for `PONG_TIMEOUT`.
+///
+/// The first Ping goes out one interval after the session starts, never at once: the
+/// peer's first messages (a test peer's invalid one, say) must be judged, and a Disconnect
+/// they earn must be the next thing the peer reads, not a Ping that raced them.
 async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionReader) -> String {
-    let mut keepalive = tokio::time::interval(PING_INTERVAL);
+    let first = tokio::time::Instant::now() + PING_INTERVAL;
+    let mut keepalive = tokio::time::interval_at(first, PING_INTERVAL);
     keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        // `recv` is cancel-safe (a message is never lost when the tick wins).
+        // `recv` is cancel-safe (a message is never lost when the tick wins). Biased: a
+        // message that is already here is handled before a due Ping is sent.
         let received = tokio::select! {
+            biased;
             _ = peer.closed.cancelled() => return "dropped by us".into(),
             received = reader.recv() => received,
             _ = keepalive.tick() => {

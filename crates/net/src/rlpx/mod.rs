@@ -55,6 +55,9 @@ pub enum RlpxError {
     /// The peer closed the connection.
     #[error("connection closed by the peer")]
     Closed,
+    /// We are disconnecting the peer: nothing but our Disconnect is sent any more.
+    #[error("session closing: we disconnected the peer")]
+    Closing,
     /// The encrypted handshake failed (bad packet, bad key, bad signature).
     #[error("RLPx handshake: {0}")]
     Handshake(String),

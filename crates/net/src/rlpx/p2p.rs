@@ -15,10 +15,14 @@ pub const BASE_PROTOCOL_LENGTH: u64 = 0x10;
 /// The largest decompressed message payload accepted (16 MiB).
 pub const MAX_PAYLOAD_SIZE: usize = 16 * 1024 * 1024;
 
-pub(crate) const HELLO: u64 = 0x00;
-pub(crate) const DISCONNECT: u64 = 0x01;
-pub(crate) const PING: u64 = 0x02;
-pub(crate) const PONG: u64 = 0x03;
+/// Hello's message id.
+pub const HELLO: u64 = 0x00;
+/// Disconnect's message id.
+pub const DISCONNECT: u64 = 0x01;
+/// Ping's message id.
+pub const PING: u64 = 0x02;
+/// Pong's message id.
+pub const PONG: u64 = 0x03;
 
 /// A capability (subprotocol and version) a node announces in its Hello, e.g. `eth/69`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

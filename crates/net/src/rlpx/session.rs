@@ -12,6 +12,7 @@ use bytes::Bytes;
 use futures::{SinkExt, StreamExt};
 use secp256k1::{PublicKey, SecretKey};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -54,6 +55,10 @@ struct Egress {
 pub struct SessionWriter {
     egress: Arc<Mutex<Egress>>,
     info: Arc<PeerInfo>,
+    /// Set by [`SessionWriter::disconnect`] before it waits for the connection: from then
+    /// on nothing but that Disconnect goes out (a Ping, a Pong or an announcement queued
+    /// behind it is refused with [`RlpxError::Closing`]).
+    closing: Arc<AtomicBool>,
 }
 
 /// The reading half of a session.
@@ -239,7 +244,11 @@ impl Session {
         tracing::debug!(peer = %remote, client = %remote_hello.client_id, ?shared, "RLPx session up");
 
         let info = Arc::new(PeerInfo { remote_id: remote, remote_hello, shared, offset, length });
-        let writer = SessionWriter { egress: Arc::new(Mutex::new(egress)), info };
+        let writer = SessionWriter {
+            egress: Arc::new(Mutex::new(egress)),
+            info,
+            closing: Arc::new(AtomicBool::new(false)),
+        };
         let reader =
             SessionReader { framed: framed_read, snappy, writer: writer.clone(), last_pong: None };
         Ok(Session { reader, writer })
@@ -332,16 +341,36 @@ impl SessionWriter {
         if self.info.length.is_some_and(|len| code >= len) {
             return Err(RlpxError::Protocol(format!("eth message code {code:#x} out of range")));
         }
-        self.egress.lock().await.send(self.info.offset + code, rlp_payload).await
+        self.send_raw(self.info.offset + code, rlp_payload).await
     }
 
     /// Sends a Ping.
     pub async fn ping(&self) -> Result<(), RlpxError> {
-        self.egress.lock().await.send(PING, &[0xc0]).await
+        self.send_raw(PING, &[0xc0]).await
     }
 
-    /// Sends a Disconnect with `reason`, then closes our direction of the connection.
+    /// Whether [`SessionWriter::disconnect`] was called: nothing else is sent any more.
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    /// Sends message `id` unless the session is closing (checked under the egress lock, so
+    /// a message waiting for the lock behind a Disconnect is refused, not sent after it).
+    async fn send_raw(&self, id: u64, payload: &[u8]) -> Result<(), RlpxError> {
+        let mut egress = self.egress.lock().await;
+        if self.is_closing() {
+            return Err(RlpxError::Closing);
+        }
+        egress.send(id, payload).await
+    }
+
+    /// Sends a Disconnect with `reason`, then closes our direction of the connection. From
+    /// the moment it is called, every other send on this session fails with
+    /// [`RlpxError::Closing`]: a peer we drop reads the Disconnect and nothing after it.
     pub async fn disconnect(&self, reason: DisconnectReason) -> Result<(), RlpxError> {
+        // Before waiting for the lock: whoever holds it now finishes its message, whoever
+        // queues behind us is refused.
+        self.closing.store(true, Ordering::Release);
         let mut egress = self.egress.lock().await;
         egress.send(DISCONNECT, &reason.encode()).await?;
         egress.framed.get_mut().shutdown().await?;
@@ -365,6 +394,15 @@ impl SessionReader {
         self.framed.decoder_mut().set_max_frame_size(max)
     }
 
+    /// The next message of any protocol exactly as it came: its wire id (the base
+    /// protocol's below 16: Ping 2, Pong 3, Disconnect 1; `eth` after its offset) and
+    /// payload. Nothing is answered or consumed: a tester's view of what the peer sent, in
+    /// order (e.g. that a Disconnect came with no Ping before it).
+    pub async fn recv_wire(&mut self) -> Result<(u64, Bytes), RlpxError> {
+        let frame = self.framed.next().await.ok_or(RlpxError::Closed)??;
+        decode_message(frame, self.snappy)
+    }
+
     /// The next `eth` message (see [`Session::recv`]).
     pub async fn recv(&mut self) -> Result<(u64, Bytes), RlpxError> {
         let info = self.writer.info.clone();
@@ -372,7 +410,11 @@ impl SessionReader {
             let frame = self.framed.next().await.ok_or(RlpxError::Closed)??;
             let (id, payload) = decode_message(frame, self.snappy)?;
             match id {
-                PING => self.writer.egress.lock().await.send(PONG, &[0xc0]).await?,
+                // A closing session does not answer (the Disconnect is the last word).
+                PING => match self.writer.send_raw(PONG, &[0xc0]).await {
+                    Ok(()) | Err(RlpxError::Closing) => {}
+                    Err(e) => return Err(e),
+                },
                 PONG => self.last_pong = Some(Instant::now()),
                 DISCONNECT => {
                     return Err(RlpxError::Disconnected(DisconnectReason::decode(&payload)))
