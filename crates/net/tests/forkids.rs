@@ -38,6 +38,10 @@ fn built_in_networks_have_geths_fork_id_at_every_listed_head() {
         *checked.entry(network.name()).or_default() += 1;
     }
     for network in Network::ALL {
-        assert!(checked.get(network.name()).copied().unwrap_or(0) >= 8, "rows for {}", network.name());
+        assert!(
+            checked.get(network.name()).copied().unwrap_or(0) >= 8,
+            "rows for {}",
+            network.name()
+        );
     }
 }

@@ -292,6 +292,15 @@ pub const PING_INTERVAL: Duration = Duration::from_secs(15);
 /// A peer that has not answered a ping for this long is dropped.
 pub const PONG_TIMEOUT: Duration = Duration::from_secs(45);
 
+/// The keepalive schedule of a session starting now: a tick every `PING_INTERVAL`, the
+/// first one interval from now (`tokio::time::interval` would tick at once).
+fn keepalive() -> tokio::time::Interval {
+    let first = tokio::time::Instant::now() + PING_INTERVAL;
+    let mut keepalive = tokio::time::interval_at(first, PING_INTERVAL);
+    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    keepalive
+}
+
 /// Reads the peer's messages until it leaves or is dropped; returns why. Pings the peer
 /// every `PING_INTERVAL` and drops it when no Pong came for `PONG_TIMEOUT`.
 ///
@@ -299,9 +308,7 @@ pub const PONG_TIMEOUT: Duration = Duration::from_secs(45);
 /// peer's first messages (a test peer's invalid one, say) must be judged, and a Disconnect
 /// they earn must be the next thing the peer reads, not a Ping that raced them.
 async fn read_loop(inner: &Arc<Inner>, peer: &Arc<Peer>, reader: &mut SessionReader) -> String {
-    let first = tokio::time::Instant::now() + PING_INTERVAL;
-    let mut keepalive = tokio::time::interval_at(first, PING_INTERVAL);
-    keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut keepalive = keepalive();
     loop {
         // `recv` is cancel-safe (a message is never lost when the tick wins). Biased: a
         // message that is already here is handled before a due Ping is sent.
@@ -407,5 +414,24 @@ async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Re
             peer.disconnect(DisconnectReason::BreachOfProtocol).await;
             Err("dropped: a second Status".into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On tokio's paused clock (time moves only as the test says): no tick before one
+    /// interval has passed, then one per interval.
+    #[tokio::test(start_paused = true)]
+    async fn the_keepalive_first_ticks_one_interval_after_the_session_starts() {
+        let start = tokio::time::Instant::now();
+        let mut keepalive = keepalive();
+        let early = PING_INTERVAL - Duration::from_millis(1);
+        assert!(tokio::time::timeout(early, keepalive.tick()).await.is_err(), "no tick at once");
+        keepalive.tick().await;
+        assert_eq!(start.elapsed(), PING_INTERVAL);
+        keepalive.tick().await;
+        assert_eq!(start.elapsed(), 2 * PING_INTERVAL);
     }
 }
