@@ -5,11 +5,19 @@
 #       geth's devp2p test chain (600 blocks, no BALs needed) and an Amsterdam stress chain
 #       (`ethrex fixture stress`), the latter twice: fetching BALs on the wire (eth/71, the
 #       parallel path) and with --sync.no-bals (sequential), beside `ethrex import` of the same
-#       file with and without its BALs (what BALs on the wire buy, and sync vs import);
-#   (b) our node (the stress chain imported with `ethrex import`) serves; a fresh geth
-#       (`--synctarget OUR_HEAD`, our node added with admin_addPeer) syncs to our head.
-#   bench/sync-geth.sh [--quick]   (--quick: an 8-block stress chain and shorter timeouts, for CI)
+#       file with and without its BALs (what BALs on the wire buy, and sync vs import); and
+#       the execution-apis RPC test chain (54 blocks: ethash PoW with ommers from genesis,
+#       pre-EIP-155 transactions and pre-Byzantium receipts, the merge at block 36 by total
+#       difficulty, then Shanghai..BPO2), read in place; its head must be headfcu.json's;
+#   (b) our node (the chain imported with `ethrex import`) serves; a fresh geth
+#       (`--syncmode full --synctarget OUR_HEAD`, our node added with admin_addPeer) syncs to
+#       our head: the stress chain and the execution-apis chain (headers and bodies, ommers
+#       included, of every era; geth's full sync executes the blocks, so it asks for no receipts).
+#   bench/sync-geth.sh [--quick]   (--quick: an 8-block stress chain and shorter timeouts, for CI;
+#   the execution-apis chain is in both modes)
 # Env: KEEP=1 keeps the scratch directory; STRESS_DIR=DIR uses an existing stress fixture;
+# EXECUTION_APIS_FIXTURES=DIR (default $ROOT/../shared/fixtures/execution-apis: genesis.json,
+# chain.rlp, headfcu.json);
 # GETH_VERBOSITY (default 3; 4-5 for the downloader's and p2p's detail in geth's logs).
 # Ends with `sync-geth: all N syncs reached the head`, or exits non-zero with the logs' tails.
 # Disk: each data directory is removed once its row is done (unless KEEP=1), and geth runs
@@ -36,6 +44,14 @@ fi
 scrap() {
     [ "${KEEP:-0}" = 1 ] || rm -rf "$1"
 }
+# The execution-apis RPC test chain, read in place; its head hash is headfcu.json's.
+EA_DIR="${EXECUTION_APIS_FIXTURES:-$ROOT/../shared/fixtures/execution-apis}"
+for f in genesis.json chain.rlp headfcu.json; do
+    [ -f "$EA_DIR/$f" ] || { echo "no $EA_DIR/$f (set EXECUTION_APIS_FIXTURES)" >&2; exit 1; }
+done
+EA_GENESIS="$EA_DIR/genesis.json"
+EA_RLP="$EA_DIR/chain.rlp"
+EA_HEAD=$($PY fcu-head "$EA_DIR/headfcu.json")
 ROWS="$WORK/rows.tsv"
 : >"$ROWS"
 FAILED=0
@@ -143,10 +159,13 @@ sync_ours() {
 
 # ---- (a) geth serves, we sync
 declare -A GAS
-for chain in eth-test stress; do
+for chain in eth-test execution-apis stress; do
     if [ "$chain" = eth-test ]; then
         genesis="$ETHTEST_CHAIN/genesis.json"
         rlp="$ETHTEST_CHAIN/chain.rlp"
+    elif [ "$chain" = execution-apis ]; then
+        genesis="$EA_GENESIS"
+        rlp="$EA_RLP"
     else
         if [ -n "${STRESS_DIR:-}" ]; then
             sdir="$STRESS_DIR"
@@ -173,6 +192,15 @@ for chain in eth-test stress; do
         STRESS_BLOCKS="$blocks"
         sync_ours "wire BALs" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas"
         sync_ours "--sync.no-bals" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas" --sync.no-bals
+    elif [ "$chain" = execution-apis ]; then
+        if [ "$hash" != "$EA_HEAD" ]; then
+            echo "geth imported the execution-apis chain to $hash, headfcu.json says $EA_HEAD" >&2
+            tail_log "geth import" "$WORK/geth-$chain/import.log"
+            exit 1
+        fi
+        EA_ROOT="$root"
+        EA_BLOCKS="$blocks"
+        sync_ours "PoW to BPO2" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas"
     else
         sync_ours "wire BALs" "$chain" "$genesis" "$hash" "$root" "$blocks" "$gas"
     fi
@@ -208,46 +236,64 @@ mv "$WORK/import-data-plain" "$IMPORT_DIR"
 scrap "$WORK/import-data-bal"
 
 # ---- (b) we serve, geth syncs
-echo "== ethrex node serving the stress chain; a fresh geth syncs from it"
-SERVE_LOG="$WORK/serve.log"
-start_ethrex "$SERVE_LOG" "$STRESS_GENESIS" "$IMPORT_DIR" --nodiscover
-SERVE_PID=$ETHREX_PID
-SERVE_URL=$ETHREX_URL
-wait_rpc "$SERVE_URL" "$SERVE_PID" 60 || { tail_log "ethrex node (serving)" "$SERVE_LOG"; exit 1; }
-OUR_ENODE=$(rpc "$SERVE_URL" admin_nodeInfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["enode"])')
-echo "ours: $OUR_ENODE, head $(head_of "$SERVE_URL")"
-TOTAL=$((TOTAL + 1))
-start_geth "geth-sync" "$STRESS_GENESIS" "" --syncmode full --synctarget "$STRESS_HEAD"
-start=$GETH_STARTED
-rpc "$GETH_URL" admin_addPeer "[\"$OUR_ENODE\"]" >/dev/null
-deadline=$((SECONDS + TIMEOUT))
-got=""
-while ((SECONDS < deadline)) && kill -0 "$GETH_PID" 2>/dev/null; do
-    got=$(head_of "$GETH_URL" 2>/dev/null || true)
-    [ "$got" = "$STRESS_BLOCKS $STRESS_HEAD $STRESS_ROOT" ] && break
-    sleep 0.2
-done
-wall=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
-rss=$(peak_rss_mb "$GETH_PID")
-status=ok
-if [ "$got" != "$STRESS_BLOCKS $STRESS_HEAD $STRESS_ROOT" ]; then
-    status=FAILED
-    FAILED=$((FAILED + 1))
-    echo "!! ethrex -> geth (stress): geth's head is '${got:-no answer}', want '$STRESS_BLOCKS $STRESS_HEAD $STRESS_ROOT'" >&2
-    tail_log "geth (syncing)" "$GETH_LOG" 40
-    tail_log "ethrex node (serving)" "$SERVE_LOG" 40
-fi
-# geth's own sync time: from the target header fetched from us to its last imported segment.
-gsecs=$($PY geth-sync-secs "$GETH_LOG")
-echo "ethrex -> geth stress: $status in ${wall}s (from geth's start, init excluded); geth's sync ${gsecs}s"
-row "ethrex -> geth" "stress (geth full sync)" "$STRESS_BLOCKS" "$wall" "$gsecs" \
-    "$(python3 -c "import sys; s = sys.argv[1]; print(${GAS[stress]} / float(s) / 1e6 if s != '-' else s)" "$gsecs")" \
-    "$(python3 -c "import sys; s = sys.argv[1]; print($STRESS_BLOCKS / float(s) if s != '-' else s)" "$gsecs")" \
-    "-" "$rss" "$status"
-stop "$GETH_PID"
-stop "$SERVE_PID"
-scrap "$WORK/geth-sync/data"
-scrap "$IMPORT_DIR"
+# geth_syncs CHAIN DATADIR GENESIS WANT_HASH WANT_ROOT BLOCKS GAS: `ethrex node` serving the
+# chain imported in DATADIR; a fresh geth (full sync, --synctarget WANT_HASH, our node added
+# with admin_addPeer) syncs to WANT_HASH; one table row.
+geth_syncs() {
+    local chain="$1" datadir="$2" genesis="$3" want_hash="$4" want_root="$5" blocks="$6" gas="$7"
+    echo "== ethrex node serving the $chain chain; a fresh geth syncs from it"
+    local serve_log="$WORK/serve-$chain.log"
+    start_ethrex "$serve_log" "$genesis" "$datadir" --nodiscover
+    local serve_pid=$ETHREX_PID serve_url=$ETHREX_URL
+    wait_rpc "$serve_url" "$serve_pid" 60 || { tail_log "ethrex node (serving $chain)" "$serve_log"; exit 1; }
+    local our_enode
+    our_enode=$(rpc "$serve_url" admin_nodeInfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["enode"])')
+    echo "ours: $our_enode, head $(head_of "$serve_url")"
+    TOTAL=$((TOTAL + 1))
+    start_geth "geth-sync-$chain" "$genesis" "" --syncmode full --synctarget "$want_hash"
+    local start=$GETH_STARTED
+    rpc "$GETH_URL" admin_addPeer "[\"$our_enode\"]" >/dev/null
+    local deadline=$((SECONDS + TIMEOUT)) got="" wall rss gsecs status=ok
+    while ((SECONDS < deadline)) && kill -0 "$GETH_PID" 2>/dev/null; do
+        got=$(head_of "$GETH_URL" 2>/dev/null || true)
+        [ "$got" = "$blocks $want_hash $want_root" ] && break
+        sleep 0.2
+    done
+    wall=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
+    rss=$(peak_rss_mb "$GETH_PID")
+    if [ "$got" != "$blocks $want_hash $want_root" ]; then
+        status=FAILED
+        FAILED=$((FAILED + 1))
+        echo "!! ethrex -> geth ($chain): geth's head is '${got:-no answer}', want '$blocks $want_hash $want_root'" >&2
+        tail_log "geth (syncing $chain)" "$GETH_LOG" 40
+        tail_log "ethrex node (serving $chain)" "$serve_log" 40
+    fi
+    # geth's own sync time: from the target header fetched from us to its last imported segment.
+    gsecs=$($PY geth-sync-secs "$GETH_LOG")
+    echo "ethrex -> geth $chain: $status in ${wall}s (from geth's start, init excluded); geth's sync ${gsecs}s"
+    row "ethrex -> geth" "$chain (geth full sync)" "$blocks" "$wall" "$gsecs" \
+        "$(python3 -c "import sys; s = sys.argv[1]; print($gas / float(s) / 1e6 if s != '-' else s)" "$gsecs")" \
+        "$(python3 -c "import sys; s = sys.argv[1]; print($blocks / float(s) if s != '-' else s)" "$gsecs")" \
+        "-" "$rss" "$status"
+    stop "$GETH_PID"
+    stop "$serve_pid"
+    scrap "$WORK/geth-sync-$chain/data"
+    scrap "$datadir"
+}
+geth_syncs stress "$IMPORT_DIR" "$STRESS_GENESIS" "$STRESS_HEAD" "$STRESS_ROOT" "$STRESS_BLOCKS" \
+    "${GAS[stress]}"
+
+# The execution-apis chain imported with `ethrex import` (it must end at geth's head and state
+# root), then served.
+EA_IMPORT_DIR="$WORK/ours-import-execution-apis"
+log="$WORK/import-execution-apis.log"
+"$ETHREX" import --network "$EA_GENESIS" --datadir "$EA_IMPORT_DIR" "$EA_RLP" >"$log" 2>&1 ||
+    { tail_log "ethrex import (execution-apis)" "$log"; exit 1; }
+tail -1 "$log"
+grep -q "block $EA_BLOCKS $EA_HEAD (state root $EA_ROOT)" "$log" ||
+    { echo "ethrex import (execution-apis) did not end at geth's head" >&2; exit 1; }
+geth_syncs execution-apis "$EA_IMPORT_DIR" "$EA_GENESIS" "$EA_HEAD" "$EA_ROOT" "$EA_BLOCKS" \
+    "${GAS[execution-apis]}"
 
 # ---- the table
 echo
@@ -277,6 +323,8 @@ print("  `sync started`, so headers are in it); the geth row: from geth logging 
 print("  it fetched from us to its last imported segment; ethrex import: from `chain opened` to")
 print("  the last block (genesis load excluded). The eth-test chain's blocks hold 0-1 transactions:")
 print("  below the parallel threshold, so they run sequentially even with their wire BAL.")
+print("  The execution-apis chain (PoW with ommers, the merge by total difficulty, Shanghai..BPO2)")
+print("  predates BALs: its blocks run sequentially.")
 print()
 def rate(label):
     for r in rows:

@@ -1,4 +1,4 @@
-"""Helpers for bench/sync-geth.sh: chain gas over JSON-RPC, log parsing, the result table."""
+"""Helpers for bench/sync-geth.sh: chain gas over JSON-RPC, log parsing, a fixture's head hash."""
 import json
 import re
 import sys
@@ -67,6 +67,12 @@ def geth_sync_secs(log):
     return f"{(end - start) % 86400:.3f}"
 
 
+def fcu_head(path):
+    """The head block hash of an engine_forkchoiceUpdated request saved as JSON (the
+    execution-apis fixtures' headfcu.json)."""
+    return json.load(open(path))["params"][0]["headBlockHash"]
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "gas":
@@ -77,6 +83,8 @@ def main():
         print(geth_sync_secs(sys.argv[2]))
     elif cmd == "import-stats":
         print(*import_stats(sys.argv[2]))
+    elif cmd == "fcu-head":
+        print(fcu_head(sys.argv[2]))
     else:
         sys.exit(f"unknown command {cmd}")
 

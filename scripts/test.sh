@@ -19,6 +19,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
 FIXTURES="${EEST_FIXTURES:-$(pwd)/../shared/fixtures/eest-glamsterdam}"
 export EEST_FIXTURES="$FIXTURES"
+# The execution-apis RPC suite's chain (proof of work to BPO2), read in place.
+export EXECUTION_APIS_FIXTURES="${EXECUTION_APIS_FIXTURES:-$(pwd)/../shared/fixtures/execution-apis}"
 ETHREX="$CARGO_TARGET_DIR/release/ethrex"
 
 for component in rustfmt clippy; do
@@ -42,6 +44,7 @@ done
 
 echo "== Hive tooling unit tests"
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s hive -p 'test_*.py'
+PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s bench -p 'test_geth_rpc_blocks.py'
 echo "== consume-engine (Docker-free) against ethrex node"
 PYTHONDONTWRITEBYTECODE=1 python3 hive/consume_engine.py --bin "$ETHREX" --db rocksdb "$FIXTURES"
 
@@ -59,6 +62,9 @@ echo "== a small Amsterdam stress chain through revme 43 and geth (bench/verify-
 bench/verify-fixture.sh "$SCRATCH/stress"
 echo "== geth's devp2p test chain (no BALs) imported to the head its headfcu.json names"
 bench/eth-test-chain.sh "$SCRATCH/eth-test-chain"
+echo "== the execution-apis RPC chain (proof of work, the merge, Shanghai..BPO2) imported by us and geth:"
+echo "   eth_getBlockByNumber byte for byte for every block (bench/geth-rpc-blocks.sh)"
+bench/geth-rpc-blocks.sh --fixtures "$EXECUTION_APIS_FIXTURES"
 echo "== devp2p eth-test suite (no-txpool subset, quick) against ethrex node"
 bench/eth-test.sh --quick
 echo "== sync from geth and geth from us (quick)"

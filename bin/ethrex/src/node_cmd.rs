@@ -2,7 +2,9 @@
 
 use anyhow::{bail, Context};
 use clap::Args;
-use ethrex_blockchain::chain_file::{read_chain, read_genesis, write_bals, write_blocks};
+use ethrex_blockchain::chain_file::{
+    parse_genesis, read_chain, read_genesis, write_bals, write_blocks, Genesis,
+};
 use ethrex_blockchain::genesis::{genesis_header, geth_alloc, open_genesis};
 use ethrex_blockchain::{Blockchain, Cores, ImportOptions, Prefetch, Threshold};
 use ethrex_common::ChainConfig;
@@ -121,21 +123,40 @@ impl ExecArgs {
     }
 }
 
-/// Opens the store and makes sure it holds the network's genesis.
-fn open_chain(network: &Path, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Blockchain> {
-    let genesis = read_genesis(network)?;
+/// The genesis `--network` names: a built-in network's (`mainnet`, `sepolia`, `hoodi`)
+/// or a geth-style genesis file's.
+fn network_genesis(network: &str) -> anyhow::Result<Genesis> {
+    match ethrex_common::Network::from_name(network) {
+        Some(builtin) => Ok(parse_genesis(builtin.genesis_json().as_bytes(), Path::new(network))?),
+        None => Ok(read_genesis(Path::new(network))?),
+    }
+}
+
+/// Opens the store and makes sure it holds the network's genesis (for a built-in network,
+/// the one whose hash is published).
+fn open_chain(network: &str, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Blockchain> {
+    let genesis = network_genesis(network)?;
     let store = db.open()?;
     let alloc = geth_alloc(&genesis);
     let hash = open_genesis(&store, &alloc, |root| genesis_header(&genesis, root))?;
+    if let Some(builtin) = ethrex_common::Network::from_name(network) {
+        if hash != builtin.genesis_hash() {
+            bail!(
+                "{network}'s genesis built as {hash}, not the published {}",
+                builtin.genesis_hash()
+            );
+        }
+    }
     tracing::info!(genesis = %hash, db = store.backend_kind(), "chain opened");
     Ok(Blockchain::new(store, ChainConfig::new(genesis.config)).with_options(exec.options()))
 }
 
 #[derive(Args, Clone)]
 pub(crate) struct NodeArgs {
-    /// geth-style genesis file (chain config with fork times, alloc).
+    /// A built-in network (mainnet, sepolia, hoodi) or a geth-style genesis file (chain
+    /// config with every fork, alloc).
     #[arg(long)]
-    pub(crate) network: PathBuf,
+    pub(crate) network: String,
     #[command(flatten)]
     pub(crate) db: DbArgs,
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
@@ -254,7 +275,16 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await?;
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
         if !args.p2p.disabled {
-            let config = args.p2p.config(&args.db.datadir)?;
+            let mut config = args.p2p.config(&args.db.datadir)?;
+            if let (true, Some(builtin)) =
+                (config.bootnodes.is_empty(), ethrex_common::Network::from_name(&args.network))
+            {
+                config.bootnodes = builtin
+                    .bootnodes()
+                    .into_iter()
+                    .map(|enode| enode.parse().with_context(|| format!("bootnode {enode}")))
+                    .collect::<anyhow::Result<_>>()?;
+            }
             let host: Arc<dyn ethrex_net::ChainHost> = node.clone();
             let network = ethrex_net::Network::start(config, host).await?;
             if let Some(target) = args.p2p.sync_target {
@@ -295,8 +325,9 @@ async fn shutdown_signal() {
 
 #[derive(Args)]
 pub(crate) struct ImportArgs {
+    /// A built-in network (mainnet, sepolia, hoodi) or a geth-style genesis file.
     #[arg(long)]
-    network: PathBuf,
+    network: String,
     #[command(flatten)]
     db: DbArgs,
     /// Concatenated RLP BALs, one per block (optional: without them an Amsterdam block is

@@ -133,14 +133,18 @@ impl Blockchain {
         let mut parent_hash = head.hash_slow();
         let mut parent = &head;
         let mut members = Vec::new();
+        // Members are Amsterdam blocks, after the merge: a parent total difficulty at the
+        // terminal one passes the merge rule (each block's import checks the stored one).
+        let merged_td = self.config.inner.terminal_total_difficulty.unwrap_or_default();
         for block in blocks {
             let header = &block.block.header;
             // A member's header is checked before its transactions run, so a bad one
             // (a huge gas limit, say) cannot make the unit spend work on it.
             let bal = block.bal.as_ref().filter(|bal| {
                 header.parent_hash == parent_hash
-                    && validate_header_against_parent(&self.config, header, parent).is_ok()
-                    && self.config.fork_at(header.timestamp) >= Fork::Amsterdam
+                    && validate_header_against_parent(&self.config, header, parent, merged_td)
+                        .is_ok()
+                    && self.config.fork_of(header) >= Fork::Amsterdam
                     && validate_bal_form(header, bal, block.block.body.transactions.len()).is_ok()
                     && account_order_violation(bal).is_none()
             });

@@ -73,7 +73,7 @@ impl Blockchain {
             .header(&parent_hash)?
             .ok_or(BlockError::from(NodeFault::UnknownParent(parent_hash)))?;
         let timestamp = attributes.timestamp;
-        let fork = self.config.fork_at(timestamp);
+        let fork = self.config.pos_fork_at(timestamp);
         let blob_gas_used = ethrex_common::blob_gas_used(&transactions);
         let withdrawals = (fork >= Fork::Shanghai).then(|| attributes.withdrawals.clone().into());
         let header = Header {

@@ -4,6 +4,7 @@
 //! - `*.bal.rlp`: one RLP `BlockAccessList` per block, concatenated, same order;
 //! - `*.genesis.json`: a geth-style genesis (chain config with fork times, alloc).
 
+pub use alloy_genesis::Genesis;
 use alloy_rlp::{Decodable, Encodable};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal};
 use std::path::{Path, PathBuf};
@@ -58,6 +59,15 @@ pub enum ChainFileError {
         path: PathBuf,
         /// The JSON error.
         source: serde_json::Error,
+    },
+    /// The genesis file's chain configuration breaks a rule (an unknown fork key, forks
+    /// out of order, ...).
+    #[error("{path}: {source}")]
+    Config {
+        /// The genesis file.
+        path: PathBuf,
+        /// The rule it breaks.
+        source: ethrex_common::ChainConfigError,
     },
 }
 
@@ -150,11 +160,36 @@ pub fn read_chain(blocks: &Path, bals: Option<&Path>) -> Result<Vec<BlockWithBal
         .collect())
 }
 
-/// Reads a geth-style genesis file.
+/// Reads a geth-style genesis file and checks its chain configuration.
 pub fn read_genesis(path: &Path) -> Result<alloy_genesis::Genesis, ChainFileError> {
     let text = read(path)?;
-    serde_json::from_slice(&text)
-        .map_err(|source| ChainFileError::Genesis { path: path.into(), source })
+    parse_genesis(&text, path)
+}
+
+/// geth's gas limit for a genesis that names none.
+pub const DEFAULT_GENESIS_GAS_LIMIT: u64 = 4_712_388;
+/// geth's difficulty for an ethash genesis that names none (and no mix hash).
+pub const DEFAULT_GENESIS_DIFFICULTY: u64 = 131_072;
+
+/// Parses geth-style genesis JSON (`source` names it in errors), filling in what geth
+/// fills in for absent keys (the gas limit; an ethash chain's difficulty), then checks
+/// the chain configuration (`ChainConfig::validate`).
+pub fn parse_genesis(json: &[u8], source: &Path) -> Result<alloy_genesis::Genesis, ChainFileError> {
+    let bad_json = |e| ChainFileError::Genesis { path: source.into(), source: e };
+    let raw: serde_json::Value = serde_json::from_slice(json).map_err(bad_json)?;
+    let mut genesis: alloy_genesis::Genesis =
+        serde_json::from_value(raw.clone()).map_err(bad_json)?;
+    let absent = |key: &str| raw.get(key).is_none_or(serde_json::Value::is_null);
+    if absent("gasLimit") {
+        genesis.gas_limit = DEFAULT_GENESIS_GAS_LIMIT;
+    }
+    if absent("difficulty") && genesis.config.ethash.is_some() && genesis.mix_hash.is_zero() {
+        genesis.difficulty = alloy_primitives::U256::from(DEFAULT_GENESIS_DIFFICULTY);
+    }
+    ethrex_common::ChainConfig::new(genesis.config.clone())
+        .validate()
+        .map_err(|e| ChainFileError::Config { path: source.into(), source: e })?;
+    Ok(genesis)
 }
 
 #[cfg(test)]

@@ -63,6 +63,35 @@ pub enum NodeFault {
     Storage(#[source] StorageFault),
 }
 
+/// Why an ommer (uncle) of a proof-of-work block is refused (the ethash ommer rules).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OmmerError {
+    /// More than two ommers.
+    #[error("{0} ommers, at most 2 allowed")]
+    TooMany(usize),
+    /// An ommer included twice, or already included by one of the last six ancestors.
+    #[error("ommer {0} is included twice")]
+    Duplicate(B256),
+    /// The ommer is the block itself or one of its ancestors.
+    #[error("ommer {0} is an ancestor")]
+    IsAncestor(B256),
+    /// The ommer's parent is not among the block's last seven ancestors, or is the
+    /// block's own parent (a sibling is not an ommer).
+    #[error("ommer {0} has no parent among the block's ancestors")]
+    Dangling(B256),
+    /// The ommer's header breaks a header rule against its parent.
+    #[error("ommer {hash} is an invalid header: {reason}")]
+    InvalidHeader {
+        /// The ommer's hash.
+        hash: B256,
+        /// The rule its header breaks.
+        reason: Box<InvalidBlock>,
+    },
+    /// Ommers after the merge.
+    #[error("ommers in a proof-of-stake block")]
+    AfterMerge,
+}
+
 /// A consensus rule the block breaks. Every variant names one rule; `ef_exception` gives
 /// the name the EF fixtures use for it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -140,6 +169,55 @@ pub enum InvalidBlock {
     /// A proof-of-work field (difficulty, nonce, ommers) is set after the merge.
     #[error("post-merge header has non-zero difficulty, nonce or ommers")]
     InvalidPowFields,
+
+    // ---- proof of work and the merge ----
+    /// The difficulty is not what the fork's formula gives for the parent (ethash's
+    /// difficulty adjustment with its bomb delay).
+    #[error("difficulty {got}, the {fork} formula gives {expected}")]
+    InvalidDifficulty {
+        /// The fork whose formula applies.
+        fork: &'static str,
+        /// What the formula gives.
+        expected: alloy_primitives::U256,
+        /// The header's difficulty.
+        got: alloy_primitives::U256,
+    },
+    /// A block still claims work although its parent reached the terminal total
+    /// difficulty (or is itself proof of stake).
+    #[error("proof-of-work block after the merge: parent total difficulty {parent_td} >= terminal {terminal}")]
+    PowBlockAfterMerge {
+        /// The parent's total difficulty.
+        parent_td: alloy_primitives::U256,
+        /// The chain's terminal total difficulty.
+        terminal: alloy_primitives::U256,
+    },
+    /// A proof-of-stake block (no difficulty) whose parent has not reached the terminal
+    /// total difficulty, or on a chain that never merges.
+    #[error("proof-of-stake block before the merge: parent total difficulty {parent_td}, terminal {terminal:?}")]
+    PosBlockBeforeMerge {
+        /// The parent's total difficulty.
+        parent_td: alloy_primitives::U256,
+        /// The chain's terminal total difficulty, if it has one.
+        terminal: Option<alloy_primitives::U256>,
+    },
+    /// Within ten blocks of the DAO fork, a chain that supports it requires the extra
+    /// data `dao-hard-fork` (EIP-779).
+    #[error("block {number} within the DAO fork's range lacks the extra data `dao-hard-fork`")]
+    DaoExtraData {
+        /// The block's number.
+        number: u64,
+    },
+    /// The ommers do not hash to the header's ommers hash.
+    #[error("ommers hash mismatch: header {expected}, body {got}")]
+    OmmersHash {
+        /// The header's hash.
+        expected: B256,
+        /// The hash of the body's ommers.
+        got: B256,
+    },
+    /// An ommer breaks the ommer rules.
+    #[error("invalid ommer: {0}")]
+    InvalidOmmer(#[from] OmmerError),
 
     // ---- body ----
     /// The transactions do not hash to the header's transactions root.
@@ -428,6 +506,14 @@ impl InvalidBlock {
             E::HeaderFieldMismatch(_) | E::ExtraDataTooLong(_) | E::InvalidPowFields => {
                 "BlockException.INCORRECT_BLOCK_FORMAT"
             }
+            E::InvalidDifficulty { .. } => "BlockException.INVALID_DIFFICULTY",
+            // A post-merge header with a difficulty is a format error to the EF fixtures,
+            // as the other proof-of-work fields are.
+            E::PowBlockAfterMerge { .. } => "BlockException.INCORRECT_BLOCK_FORMAT",
+            E::PosBlockBeforeMerge { .. } => "BlockException.INVALID_DIFFICULTY",
+            E::DaoExtraData { .. } => "BlockException.EXTRA_DATA_INVALID_DAO",
+            E::OmmersHash { .. } => "BlockException.INVALID_UNCLES_HASH",
+            E::InvalidOmmer(_) => "BlockException.IMPORT_IMPOSSIBLE_UNCLE",
             E::TransactionsRoot { .. } => "BlockException.INVALID_TRANSACTIONS_ROOT",
             E::WithdrawalsRoot { .. } => "BlockException.INVALID_WITHDRAWALS_ROOT",
             E::BlobGasUsed { .. } => "BlockException.INCORRECT_BLOB_GAS_USED",

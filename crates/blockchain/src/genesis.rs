@@ -134,13 +134,17 @@ fn check_alloc_code(alloc: &BTreeMap<Address, GenesisAccount>) -> Result<(), Blo
     Ok(())
 }
 
-/// A genesis header for a geth-style genesis file, with the fields its fork requires.
+/// A genesis header for a geth-style genesis file, with the fields the genesis' own
+/// forks require (as geth builds it: a base fee from London on, 1 gwei unless the file
+/// names one; a withdrawals root from Shanghai on; blob fields and the beacon root from
+/// Cancun on; and so on), so that its hash is geth's.
 pub fn genesis_header(genesis: &alloy_genesis::Genesis, state_root: B256) -> Header {
     let config = ethrex_common::ChainConfig::new(genesis.config.clone());
-    let fork = config.fork_at(genesis.timestamp);
+    let number = genesis.number.unwrap_or_default();
+    let fork = config.fork_at(number, genesis.timestamp);
     use ethrex_common::Fork;
     Header {
-        parent_hash: B256::ZERO,
+        parent_hash: genesis.parent_hash.unwrap_or_default(),
         ommers_hash: alloy_consensus::EMPTY_OMMER_ROOT_HASH,
         beneficiary: genesis.coinbase,
         state_root,
@@ -148,14 +152,18 @@ pub fn genesis_header(genesis: &alloy_genesis::Genesis, state_root: B256) -> Hea
         receipts_root: ethrex_common::EMPTY_ROOT_HASH,
         logs_bloom: Default::default(),
         difficulty: genesis.difficulty,
-        number: genesis.number.unwrap_or_default(),
+        number,
         gas_limit: genesis.gas_limit,
         gas_used: 0,
         timestamp: genesis.timestamp,
         extra_data: genesis.extra_data.clone(),
         mix_hash: genesis.mix_hash,
         nonce: genesis.nonce.into(),
-        base_fee_per_gas: Some(genesis.base_fee_per_gas.map(|f| f as u64).unwrap_or(1_000_000_000)),
+        base_fee_per_gas: crate::consensus::london::genesis_base_fee(
+            &config,
+            number,
+            genesis.base_fee_per_gas,
+        ),
         withdrawals_root: (fork >= Fork::Shanghai).then_some(ethrex_common::EMPTY_ROOT_HASH),
         blob_gas_used: (fork >= Fork::Cancun).then_some(genesis.blob_gas_used.unwrap_or_default()),
         excess_blob_gas: (fork >= Fork::Cancun)

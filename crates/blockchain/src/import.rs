@@ -5,23 +5,25 @@
 //! recovery, execution, results against header, state root; then one atomic commit.
 //! Nothing is written unless every check passed.
 
+use crate::consensus::ommers::{check_ommers, Ancestry};
 use crate::crosscheck::check_reads_against_trie;
 use crate::error::{BalMismatch, BlockError, InvalidBlock, NodeFault, StorageFault};
 use crate::extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 use crate::metrics::{record_cache_stats, record_metrics};
-use crate::state_root::{changes_from_bal, compute_state_update_with};
+use crate::state_root::{changes_from_bal, compute_state_root, compute_state_update_with};
 use crate::validation::{
     account_order_violation, validate_bal_form, validate_bal_hash, validate_body,
     validate_built_bal, validate_execution_output, validate_header_against_parent,
-    ReceiptsCommitment,
+    validate_pow_header, ReceiptsCommitment,
 };
-use alloy_primitives::{Address, B256};
+use alloy_primitives::{Address, B256, U256};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, ChainConfig, Fork, RecoveredBlock};
 use ethrex_storage::{BlockCommit, PreparedCommit, Store};
 use ethrex_vm::warmer::warm_from_bal;
 use ethrex_vm::{
-    execute_block_sequential, run_transactions_parallel, AccountChange, BlockExecutionOutput,
-    CachingDb, ExecutedTransactions, ParallelRun, Recovery, Schedule, StateSource, StoreDb,
+    execute_block_sequential_with_roots, run_transactions_parallel, AccountChange,
+    BlockExecutionOutput, CachingDb, ExecutedTransactions, ParallelRun, Recovery, Schedule,
+    StateSource, StoreDb,
 };
 use revm::database_interface::DatabaseRef;
 use std::sync::Arc;
@@ -273,7 +275,22 @@ struct Checked {
     block: Block,
     bal: Option<BlockAccessList>,
     parent: ethrex_common::Header,
+    /// The parent's total difficulty (the block's is this plus its difficulty).
+    parent_td: U256,
     amsterdam: bool,
+}
+
+/// The stored chain below a block, as the ommer rules read it.
+struct StoreAncestry<'a>(&'a Store);
+
+impl Ancestry for StoreAncestry<'_> {
+    fn header(&self, hash: &B256) -> Result<Option<ethrex_common::Header>, BlockError> {
+        Ok(self.0.header(hash)?)
+    }
+
+    fn ommers(&self, hash: &B256) -> Result<Vec<ethrex_common::Header>, BlockError> {
+        Ok(self.0.body(hash)?.map(|b| b.ommers).unwrap_or_default())
+    }
 }
 
 /// Recovers every sender on the rayon pool; the first failing index is reported.
@@ -465,11 +482,15 @@ impl Blockchain {
         let BlockWithBal { block, bal } = block;
         let header = &block.header;
         let parent = self.head_parent(header)?;
-        validate_header_against_parent(&self.config, header, &parent)?;
+        let parent_td = self.parent_total_difficulty(&parent, header)?;
+        validate_header_against_parent(&self.config, header, &parent, parent_td)?;
+        let hash = header.hash_slow();
+        check_ommers(&self.config, &block, hash, &StoreAncestry(&self.store), validate_pow_header)?;
         let checked = Checked {
-            hash: header.hash_slow(),
-            amsterdam: self.config.fork_at(header.timestamp) >= Fork::Amsterdam,
+            hash,
+            amsterdam: self.config.fork_of(header) >= Fork::Amsterdam,
             parent,
+            parent_td,
             block,
             bal,
         };
@@ -488,6 +509,27 @@ impl Blockchain {
             return Err(form_error.into());
         }
         Ok(checked)
+    }
+
+    /// The total difficulty of `parent`, the head. A store written before total
+    /// difficulty was kept lacks it only for proof-of-stake blocks, whose children the
+    /// merge rule judges by the parent's kind alone; a proof-of-work parent without it
+    /// is a fault of the store, not a verdict on the block.
+    fn parent_total_difficulty(
+        &self,
+        parent: &ethrex_common::Header,
+        header: &ethrex_common::Header,
+    ) -> Result<U256, BlockError> {
+        match self.store.total_difficulty(&header.parent_hash)? {
+            Some(td) => Ok(td),
+            None if parent.difficulty.is_zero() => {
+                Ok(self.config.inner.terminal_total_difficulty.unwrap_or_default())
+            }
+            None => Err(BlockError::storage(format!(
+                "total difficulty of proof-of-work block {} is not stored",
+                header.parent_hash
+            ))),
+        }
     }
 
     /// The body against the header, then the BAL against the header's hash.
@@ -535,7 +577,14 @@ impl Blockchain {
         let senders = ethrex_vm::recover_senders(&block.body.transactions, self.recovery())?;
         timings.recover = t.elapsed();
         let t = Instant::now();
-        let output = execute_block_sequential(cache, block, &senders, &self.config)?;
+        // Before Byzantium every receipt commits to the state root after its transaction.
+        let parent_root = checked.parent.state_root;
+        let roots = |changes: &[AccountChange], codes: &[(B256, alloy_primitives::Bytes)]| {
+            compute_state_root(&self.store, parent_root, changes, codes.to_vec())
+                .map_err(ethrex_vm::error::DatabaseError::new)
+        };
+        let output =
+            execute_block_sequential_with_roots(cache, block, &senders, &self.config, &roots)?;
         timings.exec += t.elapsed();
         record_cache_stats(cache);
         Ok(Executed { senders, output, path, receipts: None, from_bal: None })
@@ -628,6 +677,7 @@ impl Blockchain {
                         receipts: &receipts,
                         state: m.update,
                         change_set: m.change_set,
+                        total_difficulty: checked.parent_td + block.header.difficulty,
                     }),
                 });
                 (ReceiptsCommitment::of(&receipts), from_bal)
@@ -686,7 +736,8 @@ impl Blockchain {
         start: Instant,
     ) -> Result<ImportOutcome, BlockError> {
         let Executed { senders, output, path, receipts: commitment, from_bal } = executed;
-        let Checked { hash, block, bal, parent, amsterdam } = checked;
+        let Checked { hash, block, bal, parent, parent_td, amsterdam } = checked;
+        let total_difficulty = parent_td + block.header.difficulty;
         let mut block = RecoveredBlock { hash, block, senders, bal };
 
         let t = Instant::now();
@@ -733,6 +784,7 @@ impl Blockchain {
                     receipts: &receipts,
                     state,
                     change_set,
+                    total_difficulty,
                 };
                 (root, Store::prepare_block(commit))
             }

@@ -3,6 +3,7 @@
 mod batch;
 pub mod builder;
 pub mod chain_file;
+pub mod consensus;
 mod crosscheck;
 pub mod error;
 pub mod extension;
@@ -16,7 +17,7 @@ pub mod validation;
 
 pub use batch::BatchError;
 pub use builder::{BuiltBlock, PayloadAttributes};
-pub use error::{BlockError, InvalidBlock, NodeFault, StorageFault};
+pub use error::{BlockError, InvalidBlock, NodeFault, OmmerError, StorageFault};
 pub use extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 pub use import::{parallel_pays, PARALLEL_OVERHEAD_GAS};
 pub use import::{

@@ -1,22 +1,20 @@
-//! Consensus checks: the header against its parent, the body against the header and the
-//! shape of the block-level access list (before execution), and what execution produced
-//! against what the header commits to (after it).
+//! Consensus checks: the header against its parent (per era, from the rules in
+//! `consensus`), the body against the header and the shape of the block-level access list
+//! (before execution), and what execution produced against what the header commits to
+//! (after it).
 
+use crate::consensus::{dao, london, merge, pow};
 use crate::error::{AccountOrderViolation, BalFormError, BalMismatch, InvalidBlock};
 use alloy_consensus::proofs::calculate_withdrawals_root;
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
-use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip2718::Encodable2718;
 use alloy_eips::eip7928::{validate_block_access_list, BlockAccessListValidationError, ITEM_COST};
-use alloy_primitives::{Address, Bloom, B256};
+use alloy_primitives::{Address, Bloom, B256, U256};
 use ethrex_common::{
     blob_gas_used, compute_block_access_list_hash, Block, BlockAccessList, ChainConfig, Fork,
     Header, Receipt, RecoveredBlock, Transaction,
 };
 use ethrex_vm::BlockExecutionOutput;
-
-const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
-const MIN_GAS_LIMIT: u64 = 5000;
 
 fn require(present: bool, expected: bool, field: &'static str) -> Result<(), InvalidBlock> {
     if present != expected {
@@ -25,10 +23,15 @@ fn require(present: bool, expected: bool, field: &'static str) -> Result<(), Inv
     Ok(())
 }
 
-/// Header fields that each fork adds must be present exactly from that fork on.
+/// Header fields that each fork adds must be present exactly from that fork on, and a
+/// proof-of-stake header carries no proof-of-work values.
 pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(), InvalidBlock> {
-    let fork = config.fork_at(header.timestamp);
-    require(header.base_fee_per_gas.is_some(), true, "baseFeePerGas")?;
+    let fork = config.fork_of(header);
+    require(
+        header.base_fee_per_gas.is_some(),
+        london::is_london(config, header.number),
+        "baseFeePerGas",
+    )?;
     require(header.withdrawals_root.is_some(), fork >= Fork::Shanghai, "withdrawalsRoot")?;
     require(header.blob_gas_used.is_some(), fork >= Fork::Cancun, "blobGasUsed")?;
     require(header.excess_blob_gas.is_some(), fork >= Fork::Cancun, "excessBlobGas")?;
@@ -47,23 +50,23 @@ pub fn validate_header_fields(config: &ChainConfig, header: &Header) -> Result<(
     if header.extra_data.len() > 32 {
         return Err(InvalidBlock::ExtraDataTooLong(header.extra_data.len()));
     }
-    if !header.difficulty.is_zero()
-        || !header.nonce.is_zero()
-        || header.ommers_hash != EMPTY_OMMER_ROOT_HASH
+    if fork >= Fork::Paris
+        && (!header.difficulty.is_zero()
+            || !header.nonce.is_zero()
+            || header.ommers_hash != EMPTY_OMMER_ROOT_HASH)
     {
         return Err(InvalidBlock::InvalidPowFields);
     }
     Ok(())
 }
 
-/// The header against its parent: number, timestamp, gas limit bound, gas used, base
-/// fee, excess blob gas, and (through `validate_header_fields`) the fork's fields.
-pub fn validate_header_against_parent(
+/// The rules every header obeys against its parent, in every era: number, timestamp,
+/// gas limit (with London's transition), gas used and base fee.
+fn validate_common(
     config: &ChainConfig,
     header: &Header,
     parent: &Header,
 ) -> Result<(), InvalidBlock> {
-    validate_header_fields(config, header)?;
     if header.number != parent.number + 1 {
         return Err(InvalidBlock::InvalidNumber {
             expected: parent.number + 1,
@@ -76,28 +79,44 @@ pub fn validate_header_against_parent(
             got: header.timestamp,
         });
     }
-    let bound = parent.gas_limit / GAS_LIMIT_BOUND_DIVISOR;
-    if header.gas_limit.abs_diff(parent.gas_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
-        return Err(InvalidBlock::InvalidGasLimit {
-            parent: parent.gas_limit,
-            got: header.gas_limit,
-        });
-    }
+    london::check_gas_limit(config, header, parent)?;
     if header.gas_used > header.gas_limit {
         return Err(InvalidBlock::GasUsedOverLimit {
             used: header.gas_used,
             limit: header.gas_limit,
         });
     }
-    let expected_base_fee = parent
-        .next_block_base_fee(BaseFeeParams::ethereum())
-        .ok_or(InvalidBlock::HeaderFieldMismatch("parent baseFeePerGas"))?;
-    if header.base_fee_per_gas != Some(expected_base_fee) {
-        return Err(InvalidBlock::InvalidBaseFee {
-            expected: expected_base_fee,
-            got: header.base_fee_per_gas,
-        });
+    london::check_base_fee(config, header, parent)
+}
+
+/// A proof-of-work header against its parent, as an ommer is checked too: the fork's
+/// fields, the common rules, the difficulty formula and the DAO fork's extra data.
+pub fn validate_pow_header(
+    config: &ChainConfig,
+    header: &Header,
+    parent: &Header,
+) -> Result<(), InvalidBlock> {
+    validate_header_fields(config, header)?;
+    validate_common(config, header, parent)?;
+    pow::check_difficulty(config, header, parent)?;
+    dao::check_dao_extra_data(config, header)
+}
+
+/// The header against its parent (whose total difficulty is `parent_td`): the merge
+/// rule decides the era, then that era's rules (proof of work: difficulty, DAO extra
+/// data; proof of stake: none of those, the blob gas excess from Cancun on).
+pub fn validate_header_against_parent(
+    config: &ChainConfig,
+    header: &Header,
+    parent: &Header,
+    parent_td: U256,
+) -> Result<(), InvalidBlock> {
+    merge::check_merge(config, header, parent, parent_td)?;
+    if !header.difficulty.is_zero() {
+        return validate_pow_header(config, header, parent);
     }
+    validate_header_fields(config, header)?;
+    validate_common(config, header, parent)?;
     if let Some(expected) = config.next_excess_blob_gas(parent, header.timestamp) {
         if header.excess_blob_gas != Some(expected) {
             return Err(InvalidBlock::InvalidExcessBlobGas {
@@ -113,8 +132,16 @@ pub fn validate_header_against_parent(
 pub fn validate_body(config: &ChainConfig, block: &Block) -> Result<(), InvalidBlock> {
     let header = &block.header;
     let body = &block.body;
-    if !body.ommers.is_empty() {
+    if !body.ommers.is_empty() && config.fork_of(header) >= Fork::Paris {
         return Err(InvalidBlock::InvalidPowFields);
+    }
+    let ommers_hash = if body.ommers.is_empty() {
+        EMPTY_OMMER_ROOT_HASH
+    } else {
+        alloy_consensus::proofs::calculate_ommers_root(&body.ommers)
+    };
+    if ommers_hash != header.ommers_hash {
+        return Err(InvalidBlock::OmmersHash { expected: header.ommers_hash, got: ommers_hash });
     }
     let tx_root = transactions_root(&body.transactions);
     if tx_root != header.transactions_root {
@@ -295,7 +322,7 @@ pub fn validate_execution_output(
     if receipts.bloom != header.logs_bloom {
         return Err(InvalidBlock::LogsBloom);
     }
-    if config.fork_at(header.timestamp) >= Fork::Prague {
+    if config.fork_of(header) >= Fork::Prague {
         let got = output.requests.as_ref().map(|r| r.requests_hash()).unwrap_or_default();
         if header.requests_hash != Some(got) {
             return Err(InvalidBlock::RequestsHash { expected: header.requests_hash, got });

@@ -74,7 +74,7 @@ fn header_with(edit: impl FnOnce(&mut Header)) -> Verdict {
     let parent = parent();
     let mut header = child_of(&parent);
     edit(&mut header);
-    verdict(validate_header_against_parent(&config(), &header, &parent))
+    verdict(validate_header_against_parent(&config(), &header, &parent, U256::ZERO))
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn gas_limit_has_a_floor_of_5000() {
     let check = |gas_limit: u64| {
         let mut header = child_of(&parent);
         header.gas_limit = gas_limit;
-        verdict(validate_header_against_parent(&config(), &header, &parent))
+        verdict(validate_header_against_parent(&config(), &header, &parent, U256::ZERO))
     };
     assert_eq!(check(5_002), Ok(()));
     assert_eq!(check(5_000), Ok(()));

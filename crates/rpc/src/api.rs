@@ -20,10 +20,7 @@ use jsonrpsee::core::RpcResult;
 use jsonrpsee::proc_macros::rpc;
 use serde::{Deserialize, Deserializer};
 
-/// A block as `eth_getBlockByHash` / `eth_getBlockByNumber` return it: the consensus header
-/// with its hash and size, the transactions (hashes, or the full signed envelopes), the
-/// withdrawals, and no uncles.
-pub type RpcBlock = alloy_rpc_types_eth::Block<ethrex_common::Transaction>;
+pub use crate::block::RpcBlock;
 
 /// The `ExecutionPayloadV4` (Amsterdam) that `engine_newPayloadV5` receives: the V3 fields,
 /// the RLP-encoded block access list (EIP-7928) and the slot number (EIP-7843).

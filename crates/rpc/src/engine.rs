@@ -89,8 +89,13 @@ struct Incoming {
     expected_hash: B256,
 }
 
+/// The fork a payload with this timestamp follows, as the Engine API versions see it:
+/// the blob-parameter-only forks change blob limits only and use Osaka's methods.
 fn fork_of(node: &Node, timestamp: u64) -> Fork {
-    node.chain.config.fork_at(timestamp)
+    match node.chain.config.pos_fork_at(timestamp) {
+        Fork::Bpo1 | Fork::Bpo2 | Fork::Bpo3 | Fork::Bpo4 | Fork::Bpo5 => Fork::Osaka,
+        fork => fork,
+    }
 }
 
 fn require_fork(node: &Node, timestamp: u64, allowed: &[Fork]) -> Result<(), ErrorObjectOwned> {

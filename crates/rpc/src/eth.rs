@@ -5,7 +5,7 @@ use crate::api::{EthApiServer, NetApiServer, RpcBlock, Web3ApiServer};
 use crate::node::Node;
 use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
-use alloy_rpc_types_eth::{BlockTransactions, SyncStatus};
+use alloy_rpc_types_eth::SyncStatus;
 use jsonrpsee::core::RpcResult;
 use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
@@ -83,25 +83,7 @@ impl EthRpc {
         let Some(block) = self.node.chain.store.block(hash).map_err(internal)? else {
             return Ok(None);
         };
-        let size = U256::from(alloy_rlp::encode(&block).len());
-        let transactions = if full {
-            BlockTransactions::Full(block.body.transactions)
-        } else {
-            BlockTransactions::Hashes(
-                block.body.transactions.iter().map(|tx| *tx.tx_hash()).collect(),
-            )
-        };
-        Ok(Some(RpcBlock {
-            header: alloy_rpc_types_eth::Header {
-                hash: *hash,
-                inner: block.header,
-                total_difficulty: None,
-                size: Some(size),
-            },
-            uncles: Vec::new(),
-            transactions,
-            withdrawals: block.body.withdrawals,
-        }))
+        Ok(Some(crate::block::rpc_block(&block, *hash, full)))
     }
 }
 

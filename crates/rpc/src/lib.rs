@@ -2,6 +2,7 @@
 
 mod admin;
 pub mod api;
+pub mod block;
 mod engine;
 mod eth;
 pub mod jwt;

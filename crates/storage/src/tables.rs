@@ -97,6 +97,9 @@ tables! {
     /// extension keeps beside the node's state, in the same atomic writes (e.g. a second
     /// state commitment's nodes)
     Extension("extension"): RawKey => RawValue;
+    /// block hash -> total difficulty: the sum of the difficulties of the block and its
+    /// ancestors (the merge is decided by it; constant after the merge)
+    TotalDifficulties("total_difficulties"): B256 => U256;
 }
 
 /// One decoded entry of table `T`.
@@ -133,7 +136,9 @@ mod tests {
 
     #[test]
     fn markers_match_the_runtime_tables() {
-        assert_eq!(Table::ALL.len(), 14);
+        assert_eq!(Table::ALL.len(), 15);
+        assert_eq!(TotalDifficulties::NAME, "total_difficulties");
+        assert_eq!(TotalDifficulties::TABLE.index(), 14);
         assert_eq!(Headers::TABLE, Table::Headers);
         assert_eq!(Headers::NAME, "headers");
         assert_eq!(AccountTrie::NAME, "account_trie");

@@ -83,7 +83,8 @@ fn table_names_and_order_are_fixed() {
             "storage_trie",
             "change_sets",
             "meta",
-            "extension"
+            "extension",
+            "total_difficulties"
         ]
     );
     for (i, t) in Table::ALL.iter().enumerate() {
@@ -151,6 +152,7 @@ fn genesis_and_block_write_exactly_these_bytes() {
             storage_tries: Vec::new(),
         },
         change_set,
+        total_difficulty: U256::from(0x0203u64),
     });
     store.commit_prepared(prepared).unwrap();
     store.flush().unwrap();
@@ -224,6 +226,15 @@ fn genesis_and_block_write_exactly_these_bytes() {
         &slot("0304"),
     ]);
     assert_eq!(table(&backend, Table::ChangeSets), vec![(h(&[&b1]), change_set_bytes)]);
+    // Total difficulty, big-endian without leading zeros: the genesis' own difficulty,
+    // then what the commit named.
+    assert_eq!(
+        table(&backend, Table::TotalDifficulties),
+        vec![
+            (h(&[&g]), genesis.header.difficulty.to_be_bytes_trimmed_vec()),
+            (h(&[&b1]), h(&["0203"]))
+        ]
+    );
     // "genesis" sorts before "head", then the layout (2: trie nodes by position).
     assert_eq!(
         table(&backend, Table::Meta),

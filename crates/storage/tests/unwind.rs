@@ -74,6 +74,7 @@ fn commit(store: &Store, block: &Block, state: StateUpdate, change_set: ChangeSe
         receipts: &[],
         state,
         change_set,
+        total_difficulty: Default::default(),
     });
     store.commit_prepared(prepared).unwrap();
     hash

@@ -9,21 +9,38 @@ use revm::context_interface::block::BlobExcessGasAndPrice;
 use revm::context_interface::either::Either;
 use revm::primitives::hardfork::SpecId;
 
-/// The revm rule set of a fork.
-fn spec_id(fork: Fork) -> SpecId {
+/// The revm rule set of a fork. revm has one rule set per fork that changed execution:
+/// the DAO fork runs Homestead's rules (its state change is `system::apply_dao_fork`),
+/// the bomb-delay forks their predecessor's, the blob-parameter-only forks Osaka's, and
+/// Constantinople Petersburg's: revm does not implement EIP-1283, which Petersburg
+/// removed before mainnet ran it (a chain that schedules Constantinople before
+/// Petersburg and runs SSTORE in between would differ from geth; see
+/// `docs/forks.md`).
+pub fn spec_id(fork: Fork) -> SpecId {
     match fork {
+        Fork::Frontier => SpecId::FRONTIER,
+        Fork::Homestead | Fork::Dao => SpecId::HOMESTEAD,
+        Fork::TangerineWhistle => SpecId::TANGERINE,
+        Fork::SpuriousDragon => SpecId::SPURIOUS_DRAGON,
+        Fork::Byzantium => SpecId::BYZANTIUM,
+        Fork::Constantinople | Fork::Petersburg => SpecId::PETERSBURG,
+        Fork::Istanbul | Fork::MuirGlacier => SpecId::ISTANBUL,
+        Fork::Berlin => SpecId::BERLIN,
+        Fork::London | Fork::ArrowGlacier | Fork::GrayGlacier => SpecId::LONDON,
         Fork::Paris => SpecId::MERGE,
         Fork::Shanghai => SpecId::SHANGHAI,
         Fork::Cancun => SpecId::CANCUN,
         Fork::Prague => SpecId::PRAGUE,
-        Fork::Osaka => SpecId::OSAKA,
+        Fork::Osaka | Fork::Bpo1 | Fork::Bpo2 | Fork::Bpo3 | Fork::Bpo4 | Fork::Bpo5 => {
+            SpecId::OSAKA
+        }
         Fork::Amsterdam => SpecId::AMSTERDAM,
     }
 }
 
 /// Chain id, fork rules and blob limits for the block with this header.
 pub(crate) fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
-    let fork = config.fork_at(header.timestamp);
+    let fork = config.fork_of(header);
     let mut cfg = CfgEnv::default();
     cfg.chain_id = config.chain_id();
     cfg.set_spec_and_mainnet_gas_params(spec_id(fork));
@@ -50,7 +67,8 @@ pub(crate) fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
         gas_limit: header.gas_limit,
         basefee: header.base_fee_per_gas.unwrap_or_default(),
         difficulty: header.difficulty,
-        prevrandao: Some(header.mix_hash),
+        // From the merge on DIFFICULTY reads PREVRANDAO (revm requires it set there).
+        prevrandao: (config.fork_of(header) >= Fork::Paris).then_some(header.mix_hash),
         blob_excess_gas_and_price: blob,
         slot_num: header.slot_number.unwrap_or_default(),
     }

@@ -27,7 +27,7 @@ impl EvmConfig {
         Self {
             block: block_env(config, header),
             cfg: cfg_env(config, header),
-            fork: config.fork_at(header.timestamp),
+            fork: config.fork_of(header),
         }
     }
 

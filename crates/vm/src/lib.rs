@@ -17,6 +17,7 @@ mod evm;
 mod gas;
 mod output;
 mod parallel;
+pub mod proof_of_work;
 mod requests;
 mod senders;
 mod sequential;
@@ -26,6 +27,7 @@ pub mod warmer;
 pub use batch::{BatchLayers, BatchView};
 pub use cache::{CacheStats, CachingDb};
 pub use db::{StateSource, StoreDb, StoreDbError};
+pub use env::spec_id;
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput, TxAccess};
 pub use parallel::{
@@ -33,4 +35,7 @@ pub use parallel::{
     ParallelRun, Schedule, TxOverlay, TxPreState, UnlistedReads,
 };
 pub use senders::{recover_sender, recover_senders, Recovery};
-pub use sequential::{execute_block_sequential, execute_block_sequential_recording};
+pub use sequential::{
+    execute_block_sequential, execute_block_sequential_recording,
+    execute_block_sequential_with_roots, IntermediateRoot,
+};

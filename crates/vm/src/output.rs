@@ -63,12 +63,11 @@ pub(crate) fn access_of(state: &revm::state::EvmState) -> TxAccess {
 /// A transaction's receipt (its bloom computed here).
 pub(crate) fn build_receipt(
     tx_type: u8,
-    success: bool,
+    status: Eip658Value,
     cumulative_gas_used: u64,
     logs: Vec<Log>,
 ) -> Receipt {
-    let receipt = PlainReceipt { status: Eip658Value::Eip658(success), cumulative_gas_used, logs }
-        .with_bloom();
+    let receipt = PlainReceipt { status, cumulative_gas_used, logs }.with_bloom();
     let ty = TxType::try_from(tx_type).unwrap_or(TxType::Legacy);
     Receipt::from_typed(ty, receipt)
 }
@@ -100,9 +99,15 @@ pub(crate) fn finish<DB: revm::Database>(
 
 /// Flattens revm's bundle into account changes sorted by address.
 fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
+    changes_of_bundle(&bundle)
+}
+
+/// As `changes_from_bundle`, leaving the bundle in place (the intermediate state roots of
+/// pre-Byzantium receipts read it after every transaction).
+pub(crate) fn changes_of_bundle(bundle: &BundleState) -> (Vec<AccountChange>, Vec<(B256, Bytes)>) {
     let mut accounts: Vec<AccountChange> = bundle
         .state
-        .into_iter()
+        .iter()
         .filter_map(|(address, account)| {
             let storage_wiped = account.was_destroyed();
             let mut storage: Vec<(U256, U256)> = account
@@ -119,15 +124,15 @@ fn changes_from_bundle(bundle: BundleState) -> (Vec<AccountChange>, Vec<(B256, B
             if info == original && storage.is_empty() && !storage_wiped {
                 return None;
             }
-            Some(AccountChange { address, info, storage_wiped, storage })
+            Some(AccountChange { address: *address, info, storage_wiped, storage })
         })
         .collect();
     accounts.sort_unstable_by_key(|a| a.address);
     let mut codes: Vec<(B256, Bytes)> = bundle
         .contracts
-        .into_iter()
-        .filter(|(hash, _)| *hash != ethrex_common::KECCAK_EMPTY)
-        .map(|(hash, code)| (hash, code.original_bytes()))
+        .iter()
+        .filter(|(hash, _)| **hash != ethrex_common::KECCAK_EMPTY)
+        .map(|(hash, code)| (*hash, code.original_bytes()))
         .collect();
     codes.sort_unstable_by_key(|(h, _)| *h);
     (accounts, codes)

@@ -35,7 +35,7 @@ use crate::gas::GasCounter;
 use crate::output::{access_of, build_receipt, finish, BlockExecutionOutput, TxAccess};
 use crate::senders::{recover_sender, recover_senders, Recovery};
 use crate::system::{run_post_block, run_pre_block};
-use alloy_consensus::{Transaction as _, Typed2718};
+use alloy_consensus::{Eip658Value, Transaction as _, Typed2718};
 use alloy_primitives::{Address, B256, U256};
 use ethrex_common::{Block, BlockAccessList, ChainConfig, Receipt, Transaction};
 use rayon::prelude::*;
@@ -175,7 +175,8 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
                 let access = access_of(&r.state);
                 let gas = *r.result.gas();
                 let success = r.result.is_success();
-                let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
+                let receipt =
+                    build_receipt(tx.ty(), Eip658Value::Eip658(success), 0, r.result.into_logs());
                 TxRun {
                     sender,
                     result: Ok((gas, receipt, r.state)),
@@ -231,7 +232,8 @@ impl<DB: DatabaseRef + Sync> Shared<'_, DB> {
                     .map(BalUnusable::Writes);
                 let gas = *r.result.gas();
                 let success = r.result.is_success();
-                let receipt = build_receipt(tx.ty(), success, 0, r.result.into_logs());
+                let receipt =
+                    build_receipt(tx.ty(), Eip658Value::Eip658(success), 0, r.result.into_logs());
                 TxRun { sender, result: Ok((gas, receipt, r.state)), bal_mismatch, access: None }
             }
         }
@@ -448,7 +450,7 @@ where
                 .with_bal_builder()
                 .build();
             state.reset_bal_index();
-            run_pre_block(&mut state, &evm_config, header).map(|()| state)
+            run_pre_block(&mut state, &evm_config, config, header).map(|()| state)
         },
     );
     let state = match pre_block {

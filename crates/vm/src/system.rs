@@ -51,15 +51,18 @@ fn request_output(address: Address, result: ExecutionResult) -> Result<Bytes, Ex
     }
 }
 
-/// BAL index 0: the EIP-4788 and EIP-2935 system calls, in the execution specs' order.
+/// BAL index 0: the DAO fork's state change at its block, then the EIP-4788 and
+/// EIP-2935 system calls, in the execution specs' order.
 pub(crate) fn run_pre_block<DB: Database>(
     state: &mut State<DB>,
     evm_config: &EvmConfig,
+    config: &ChainConfig,
     header: &Header,
 ) -> Result<(), ExecutionError> {
     if header.number == 0 {
         return Ok(());
     }
+    crate::proof_of_work::apply_dao_fork(state, evm_config, config, header)?;
     let fork = evm_config.fork();
     let mut evm = evm_config.evm(&mut *state);
     if fork >= Fork::Cancun {
@@ -75,7 +78,7 @@ pub(crate) fn run_pre_block<DB: Database>(
     Ok(())
 }
 
-/// BAL index n+1: withdrawals, then the request system calls (EIP-7002, EIP-7251; from
+/// BAL index n+1: the proof-of-work rewards (before the merge), withdrawals, then the request system calls (EIP-7002, EIP-7251; from
 /// Amsterdam on EIP-8282's builder deposit and exit contracts, in that order) and the
 /// EIP-6110 deposits found in the receipts. Returns the requests (Prague on).
 pub(crate) fn run_post_block<DB: Database>(
@@ -86,6 +89,7 @@ pub(crate) fn run_post_block<DB: Database>(
     receipts: &[Receipt],
 ) -> Result<Option<Requests>, ExecutionError> {
     state.bump_bal_index();
+    crate::proof_of_work::apply_rewards(state, evm_config, &block.header, &block.body.ommers)?;
     let fork = evm_config.fork();
     let mut evm = evm_config.evm(&mut *state);
     if fork >= Fork::Shanghai {

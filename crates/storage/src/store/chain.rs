@@ -6,15 +6,22 @@ use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
 use crate::tables::{
     Bals, Bodies, CanonicalHashes, ChangeSets, HeaderNumbers, Headers, Meta, Receipts,
+    TotalDifficulties,
 };
 use crate::StoreError;
-use alloy_primitives::B256;
+use alloy_primitives::{B256, U256};
 use ethrex_common::{Block, BlockAccessList, BlockBody, Header, Receipt};
 
 impl Store {
     /// The header of a stored block.
     pub fn header(&self, hash: &B256) -> Result<Option<Header>, StoreError> {
         self.read::<Headers>(hash)
+    }
+
+    /// The total difficulty of a stored block (`None` for blocks stored before the store
+    /// kept it: a proof-of-stake chain's, where it is not needed).
+    pub fn total_difficulty(&self, hash: &B256) -> Result<Option<U256>, StoreError> {
+        self.read::<TotalDifficulties>(hash)
     }
 
     /// The number of a stored block.

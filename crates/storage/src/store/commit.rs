@@ -7,7 +7,7 @@ use crate::codec::MetaKey;
 use crate::persist::PendingBatch;
 use crate::tables::{
     Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta,
-    Receipts, Storage,
+    Receipts, Storage, TotalDifficulties,
 };
 use crate::trie_nodes::trie_node_key;
 use crate::StoreError;
@@ -62,6 +62,8 @@ pub struct BlockCommit<'a> {
     pub state: StateUpdate,
     /// What it overwrote.
     pub change_set: ChangeSet,
+    /// Its total difficulty: the parent's plus its own difficulty.
+    pub total_difficulty: U256,
 }
 
 /// Account records (`None` deletes) and slot values (zero deletes) into the flat tables.
@@ -157,8 +159,9 @@ fn nodes_to_cache(
     nodes
 }
 
-fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block) {
+fn put_block_data(batch: &mut WriteBatch, hash: &B256, block: &Block, total_difficulty: U256) {
     batch.put_entry::<Headers>(hash, &block.header);
+    batch.put_entry::<TotalDifficulties>(hash, total_difficulty);
     batch.put_entry::<HeaderNumbers>(hash, block.header.number);
     batch.put_entry::<Bodies>(hash, &block.body);
 }
@@ -186,7 +189,8 @@ impl Store {
         mut state: StateUpdate,
     ) -> Result<(), StoreError> {
         let mut batch = WriteBatch::new();
-        put_block_data(&mut batch, &hash, block);
+        // The genesis' total difficulty is its own difficulty.
+        put_block_data(&mut batch, &hash, block, block.header.difficulty);
         batch.put_entry::<Receipts>(&hash, &[] as &[Receipt]);
         batch.put_entry::<CanonicalHashes>(&0, hash);
         let account_trie = state.account_trie.take();
@@ -223,7 +227,8 @@ impl Store {
     /// Encodes and indexes everything a block writes, without writing it: the import
     /// builds the batch while it still checks the block, and drops it if a check fails.
     pub fn prepare_block(commit: BlockCommit<'_>) -> PreparedCommit {
-        let BlockCommit { hash, block, bal, receipts, mut state, change_set } = commit;
+        let BlockCommit { hash, block, bal, receipts, mut state, change_set, total_difficulty } =
+            commit;
         let account_trie = state.account_trie.take();
         let storage_tries = std::mem::take(&mut state.storage_tries);
         // The state part (thousands of trie nodes and slots) and the chain data (large
@@ -235,7 +240,7 @@ impl Store {
             },
             || {
                 let mut batch = WriteBatch::with_capacity(16);
-                put_block_data(&mut batch, &hash, block);
+                put_block_data(&mut batch, &hash, block, total_difficulty);
                 batch.put_entry::<Receipts>(&hash, receipts);
                 if let Some(bal) = bal {
                     batch.put_entry::<Bals>(&hash, bal);

@@ -217,6 +217,7 @@ mod tests {
             receipts: &[],
             state,
             change_set: ChangeSet::default(),
+            total_difficulty: Default::default(),
         });
         store.commit_prepared(prepared).unwrap();
     }
@@ -296,6 +297,7 @@ mod tests {
             receipts: &[],
             state,
             change_set: ChangeSet::default(),
+            total_difficulty: Default::default(),
         }));
         assert!(store.take_preserved_trie(genesis_root).is_none());
 

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Our node's eth_getBlockByNumber against go-ethereum v1.17.10's, on the execution-apis RPC
+# test chain (what Hive's rpc-compat simulator loads: proof-of-work from genesis, the merge
+# at block 36, then Shanghai .. BPO2 by timestamp; 54 blocks). Both nodes import the same
+# chain.rlp into a fresh data directory (`geth init` + `geth import --gcmode archive`, as
+# Hive's geth does; `ethrex import`), then serve HTTP on 127.0.0.1 (no P2P beyond loopback,
+# no discovery). Each gets headfcu.json's engine_forkchoiceUpdatedV3 (head = safe =
+# finalized = block 54), as Hive sends before its tests. Then, for every block 0..54 and
+# the tags earliest, latest, safe and finalized, the `result` of eth_getBlockByNumber with
+# full=false and full=true is compared (bench/geth_rpc_blocks.py): byte for byte; a
+# key-order-only difference and a value difference are reported apart (the fields, both
+# values), and both fail; a whitespace/escape-only difference is a note.
+#   bench/geth-rpc-blocks.sh [--keep DIR] [--fixtures DIR] [--ignore-order]
+#     --keep DIR       keep data directories, logs and every answer (DIR/answers) in DIR
+#                      (created; must be empty)
+#     --fixtures DIR   the execution-apis tests folder (genesis.json, chain.rlp,
+#                      headfcu.json); default $EXECUTION_APIS_FIXTURES or
+#                      ../shared/fixtures/execution-apis beside the clone. Read in place.
+#     --ignore-order   key-order-only differences are reported but do not fail
+# Env: ETHREX (binary; default $CARGO_TARGET_DIR/release/ethrex, built if missing), GETH
+# (default: geth on PATH / in $(go env GOPATH)/bin, installed with `go install` if missing
+# or not v1.17.10), GETH_VERBOSITY (default 3).
+# If `ethrex import` fails, the node still serves what it imported and the comparison runs
+# (the blocks it lacks show as differences): the run fails either way.
+# Ends with `geth-rpc-blocks: eth_getBlockByNumber matches geth ...`, or exits non-zero
+# with the differences per block (and the logs' tails when a node fails).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+KEEP_DIR=""
+FIXTURES="${EXECUTION_APIS_FIXTURES:-$ROOT/../shared/fixtures/execution-apis}"
+CMP_ARGS=()
+while (($#)); do
+    case "$1" in
+        --keep) KEEP_DIR="${2:?--keep needs a directory}"; shift 2 ;;
+        --fixtures) FIXTURES="${2:?--fixtures needs a directory}"; shift 2 ;;
+        --ignore-order) CMP_ARGS+=(--ignore-order); shift ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+GENESIS="$FIXTURES/genesis.json"
+CHAIN="$FIXTURES/chain.rlp"
+HEADFCU="$FIXTURES/headfcu.json"
+for f in "$GENESIS" "$CHAIN" "$HEADFCU"; do
+    [ -r "$f" ] || { echo "missing $f (--fixtures DIR)" >&2; exit 2; }
+done
+if [ -n "$KEEP_DIR" ]; then
+    mkdir -p "$KEEP_DIR"
+    [ -z "$(ls -A "$KEEP_DIR")" ] || { echo "--keep $KEEP_DIR: not empty" >&2; exit 2; }
+    KEEP_DIR="$(cd "$KEEP_DIR" && pwd)"
+fi
+
+# Not bench/oracles.sh: it also installs revme, evm and devp2p, which this check does not
+# use; the binary and geth are found (or built, installed) the same way.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
+ETHREX="${ETHREX:-$CARGO_TARGET_DIR/release/ethrex}"
+[ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
+export PATH="$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"
+GETH_VERSION=v1.17.10
+GETH="${GETH:-geth}"
+if ! command -v "$GETH" >/dev/null || ! "$GETH" --version 2>/dev/null | grep -q "${GETH_VERSION#v}"; then
+    echo "installing geth $GETH_VERSION ..." >&2
+    go install "github.com/ethereum/go-ethereum/cmd/geth@$GETH_VERSION" >&2
+    GETH=geth
+fi
+
+# Loopback helpers; every process spawned is killed at exit, $WORK removed unless kept.
+source "$ROOT/bench/net-common.sh"
+if [ -n "$KEEP_DIR" ]; then
+    rmdir "$WORK"
+    WORK="$KEEP_DIR"
+    KEEP=1
+fi
+PY="python3 $ROOT/bench/geth_rpc_blocks.py"
+mkdir -p "$WORK/geth" "$WORK/ours" "$WORK/answers"
+
+# ---- geth: init, import (archive, as Hive), serve on loopback
+echo "== geth $("$GETH" --version | awk '{print $3}'): init + import $CHAIN"
+GDIR="$WORK/geth"
+GFLAGS=(--datadir "$GDIR/data" --cache.database 5 --datadir.minfreedisk 256)
+timeout 120 "$GETH" "${GFLAGS[@]}" init "$GENESIS" >"$GDIR/init.log" 2>&1 ||
+    { tail_log "geth init" "$GDIR/init.log"; exit 1; }
+timeout 300 "$GETH" "${GFLAGS[@]}" --gcmode archive import "$CHAIN" >"$GDIR/import.log" 2>&1 ||
+    { tail_log "geth import" "$GDIR/import.log"; exit 1; }
+G_P2P=$(free_port)
+G_HTTP=$(free_port)
+G_AUTH=$(free_port)
+# The P2P listener on loopback (no flag sets its address), no discovery, no peers.
+cat >"$GDIR/geth.toml" <<EOF
+[Node.P2P]
+ListenAddr = "127.0.0.1:$G_P2P"
+NoDiscovery = true
+DiscoveryV4 = false
+DiscoveryV5 = false
+BootstrapNodes = []
+BootstrapNodesV5 = []
+EOF
+python3 -c 'import os; print(os.urandom(32).hex())' >"$GDIR/jwt.hex"
+spawn "$GDIR/geth.log" "$GETH" --config "$GDIR/geth.toml" "${GFLAGS[@]}" \
+    --syncmode full --gcmode archive --nodiscover --maxpeers 0 --nat none --ipcdisable \
+    --authrpc.addr 127.0.0.1 --authrpc.port "$G_AUTH" --authrpc.jwtsecret "$GDIR/jwt.hex" \
+    --http --http.addr 127.0.0.1 --http.port "$G_HTTP" --http.api eth,net,web3,debug \
+    --verbosity "${GETH_VERBOSITY:-3}"
+GETH_PID=$SPAWNED
+GETH_URL="http://127.0.0.1:$G_HTTP"
+GETH_AUTH_URL="http://127.0.0.1:$G_AUTH"
+
+# ---- ours: import, serve on loopback (no P2P)
+echo "== ethrex import $CHAIN"
+ODIR="$WORK/ours"
+IMPORT_OK=1
+timeout 600 "$ETHREX" import --network "$GENESIS" --datadir "$ODIR/data" --db rocksdb "$CHAIN" \
+    >"$ODIR/import.log" 2>&1 || IMPORT_OK=0
+if ((IMPORT_OK)); then
+    tail -n 1 "$ODIR/import.log"
+else
+    echo "!! ethrex import failed; comparing what it imported" >&2
+    tail_log "ethrex import" "$ODIR/import.log" 15
+fi
+start_ethrex "$ODIR/node.log" "$GENESIS" "$ODIR/data" --p2p.disabled
+OURS_PID=$ETHREX_PID
+OURS_URL=$ETHREX_URL
+
+wait_rpc "$GETH_URL" "$GETH_PID" 60 || { tail_log "geth" "$GDIR/geth.log"; exit 1; }
+wait_rpc "$OURS_URL" "$OURS_PID" 60 || { tail_log "ethrex node" "$ODIR/node.log"; exit 1; }
+
+# ---- heads after import, then headfcu.json (as Hive) to both
+echo "after import: geth: $($PY tags "$GETH_URL") | ours: $($PY tags "$OURS_URL")"
+# fcu NAME AUTH_URL JWT: sends headfcu.json, prints the answer; fails unless VALID.
+fcu() {
+    local out ok=0
+    out=$($PY fcu "$2" "$3" "$HEADFCU" 2>&1) || ok=1
+    echo "headfcu.json -> $1: $out"
+    return $ok
+}
+fcu geth "$GETH_AUTH_URL" "$GDIR/jwt.hex" || echo "!! geth did not answer VALID to headfcu.json" >&2
+FCU_OK=1
+fcu ours "$ETHREX_AUTH_URL" "$ETHREX_JWT" || FCU_OK=0
+echo "after headfcu: geth: $($PY tags "$GETH_URL") | ours: $($PY tags "$OURS_URL")"
+
+# ---- the comparison
+STATUS=0
+timeout 900 $PY compare --ours "$OURS_URL" --geth "$GETH_URL" --first 0 --last 54 \
+    --tags earliest,latest,safe,finalized --save "$WORK/answers" "${CMP_ARGS[@]}" || STATUS=1
+for pid in "$GETH_PID" "$OURS_PID"; do
+    kill -0 "$pid" 2>/dev/null || { echo "!! a node exited during the comparison" >&2; STATUS=1; }
+done
+if ((STATUS)); then
+    tail_log "geth" "$GDIR/geth.log" 10
+    tail_log "ethrex node" "$ODIR/node.log" 10
+fi
+((IMPORT_OK)) || { echo "geth-rpc-blocks: ethrex import failed (see above)" >&2; STATUS=1; }
+((FCU_OK)) || { echo "geth-rpc-blocks: our node did not answer VALID to headfcu.json" >&2; STATUS=1; }
+stop "$OURS_PID"
+stop "$GETH_PID"
+exit "$STATUS"

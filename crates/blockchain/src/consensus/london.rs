@@ -1,0 +1,76 @@
+//! EIP-1559 at and after London: the base fee each block must carry (the initial one at
+//! the fork block) and the gas limit bound, which at the fork block measures against
+//! twice the parent's limit (the elasticity multiplier turns the old limit into the
+//! new target). Before London: no base fee, and the limit moves by under 1/1024.
+
+use crate::error::InvalidBlock;
+use alloy_eips::eip1559::{BaseFeeParams, INITIAL_BASE_FEE};
+use ethrex_common::{ChainConfig, Header};
+
+const GAS_LIMIT_BOUND_DIVISOR: u64 = 1024;
+const MIN_GAS_LIMIT: u64 = 5000;
+/// geth's cap on any gas limit (2^63 - 1).
+const MAX_GAS_LIMIT: u64 = i64::MAX as u64;
+/// EIP-1559's elasticity multiplier.
+const ELASTICITY_MULTIPLIER: u64 = 2;
+
+/// Whether London's rules apply to a block with this number (it is scheduled by number
+/// on every chain; a proof-of-stake chain has it from genesis or earlier).
+pub fn is_london(config: &ChainConfig, number: u64) -> bool {
+    config.inner.london_block.is_some_and(|b| number >= b)
+}
+
+/// The gas limit against the parent's: it moves by less than 1/1024 of the parent's
+/// limit and stays at least 5000. At London's fork block the parent's limit counts
+/// twice.
+pub fn check_gas_limit(
+    config: &ChainConfig,
+    header: &Header,
+    parent: &Header,
+) -> Result<(), InvalidBlock> {
+    let parent_limit = if is_london(config, header.number) && !is_london(config, parent.number) {
+        parent.gas_limit.saturating_mul(ELASTICITY_MULTIPLIER)
+    } else {
+        parent.gas_limit
+    };
+    let bound = parent_limit / GAS_LIMIT_BOUND_DIVISOR;
+    if header.gas_limit.abs_diff(parent_limit) >= bound
+        || header.gas_limit < MIN_GAS_LIMIT
+        || header.gas_limit > MAX_GAS_LIMIT
+    {
+        return Err(InvalidBlock::InvalidGasLimit { parent: parent_limit, got: header.gas_limit });
+    }
+    Ok(())
+}
+
+/// The base fee: none before London, 1 gwei at its fork block, then EIP-1559's update
+/// from the parent's gas used against its target.
+pub fn check_base_fee(
+    config: &ChainConfig,
+    header: &Header,
+    parent: &Header,
+) -> Result<(), InvalidBlock> {
+    if !is_london(config, header.number) {
+        if header.base_fee_per_gas.is_some() {
+            return Err(InvalidBlock::HeaderFieldMismatch("baseFeePerGas before London"));
+        }
+        return Ok(());
+    }
+    let expected = if is_london(config, parent.number) {
+        parent
+            .next_block_base_fee(BaseFeeParams::ethereum())
+            .ok_or(InvalidBlock::HeaderFieldMismatch("parent baseFeePerGas"))?
+    } else {
+        INITIAL_BASE_FEE
+    };
+    if header.base_fee_per_gas != Some(expected) {
+        return Err(InvalidBlock::InvalidBaseFee { expected, got: header.base_fee_per_gas });
+    }
+    Ok(())
+}
+
+/// The base fee of the genesis block: the genesis file's, or 1 gwei when London is
+/// active at block 0 and the file names none; none before London.
+pub fn genesis_base_fee(config: &ChainConfig, number: u64, given: Option<u128>) -> Option<u64> {
+    is_london(config, number).then(|| given.map(|f| f as u64).unwrap_or(INITIAL_BASE_FEE))
+}
