@@ -50,19 +50,10 @@ if [ -n "$KEEP_DIR" ]; then
     KEEP_DIR="$(cd "$KEEP_DIR" && pwd)"
 fi
 
-# Not bench/oracles.sh: it also installs revme, evm and devp2p, which this check does not
-# use; the binary and geth are found (or built, installed) the same way.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
-ETHREX="${ETHREX:-$CARGO_TARGET_DIR/release/ethrex}"
-[ -x "$ETHREX" ] || (cd "$ROOT" && cargo build --release --locked -p ethrex)
-export PATH="$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin:$PATH"
-GETH_VERSION=v1.17.10
+# The binary (built if missing) and the pinned oracles, as every bench script finds them.
+source "$ROOT/bench/oracles.sh"
+ensure_ethrex
 GETH="${GETH:-geth}"
-if ! command -v "$GETH" >/dev/null || ! "$GETH" --version 2>/dev/null | grep -q "${GETH_VERSION#v}"; then
-    echo "installing geth $GETH_VERSION ..." >&2
-    go install "github.com/ethereum/go-ethereum/cmd/geth@$GETH_VERSION" >&2
-    GETH=geth
-fi
 
 # Loopback helpers; every process spawned is killed at exit, $WORK removed unless kept.
 source "$ROOT/bench/net-common.sh"
@@ -85,16 +76,7 @@ timeout 300 "$GETH" "${GFLAGS[@]}" --gcmode archive import "$CHAIN" >"$GDIR/impo
 G_P2P=$(free_port)
 G_HTTP=$(free_port)
 G_AUTH=$(free_port)
-# The P2P listener on loopback (no flag sets its address), no discovery, no peers.
-cat >"$GDIR/geth.toml" <<EOF
-[Node.P2P]
-ListenAddr = "127.0.0.1:$G_P2P"
-NoDiscovery = true
-DiscoveryV4 = false
-DiscoveryV5 = false
-BootstrapNodes = []
-BootstrapNodesV5 = []
-EOF
+geth_loopback_config "$GDIR/geth.toml" "$G_P2P"
 python3 -c 'import os; print(os.urandom(32).hex())' >"$GDIR/jwt.hex"
 spawn "$GDIR/geth.log" "$GETH" --config "$GDIR/geth.toml" "${GFLAGS[@]}" \
     --syncmode full --gcmode archive --nodiscover --maxpeers 0 --nat none --ipcdisable \

@@ -113,3 +113,17 @@ tail_log() {
     echo "---- $1 (last ${3:-30} lines of $2)" >&2
     tail -n "${3:-30}" "$2" >&2 || true
 }
+
+# geth_loopback_config FILE PORT: a geth config file whose P2P listener is on 127.0.0.1:PORT
+# (no flag sets its address) with every discovery off and no bootstrap nodes.
+geth_loopback_config() {
+    cat >"$1" <<EOF
+[Node.P2P]
+ListenAddr = "127.0.0.1:$2"
+NoDiscovery = true
+DiscoveryV4 = false
+DiscoveryV5 = false
+BootstrapNodes = []
+BootstrapNodesV5 = []
+EOF
+}

@@ -76,15 +76,7 @@ start_geth() {
     p2p=$(free_port)
     http=$(free_port)
     auth=$(free_port)
-    cat >"$dir/geth.toml" <<EOF
-[Node.P2P]
-ListenAddr = "127.0.0.1:$p2p"
-NoDiscovery = true
-DiscoveryV4 = false
-DiscoveryV5 = false
-BootstrapNodes = []
-BootstrapNodesV5 = []
-EOF
+    geth_loopback_config "$dir/geth.toml" "$p2p"
     python3 -c 'import os; print(os.urandom(32).hex())' >"$dir/nodekey"
     GETH_ENODE=$(devp2p key to-enode --ip 127.0.0.1 --tcp "$p2p" --udp 0 "$dir/nodekey")
     GETH_ENODE="${GETH_ENODE%%\?*}"

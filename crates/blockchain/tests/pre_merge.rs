@@ -119,9 +119,8 @@ fn a_wrong_difficulty_is_refused_by_the_forks_formula() {
 #[test]
 fn a_block_after_the_merge_claiming_work_is_refused() {
     let Some(dir) = fixtures() else { return };
-    let (chain, blocks, _) = open(&dir);
+    let blocks = read_chain(&dir.join("chain.rlp"), None).unwrap();
     let first_pos = blocks.iter().position(|b| b.block.header.difficulty.is_zero()).unwrap();
-    drop(chain);
     let mut b = blocks[first_pos].clone();
     b.block.header.difficulty = U256::from(131_072);
     let verdict = verdict_after(first_pos, b).unwrap();
@@ -139,20 +138,24 @@ fn a_block_after_the_merge_claiming_work_is_refused() {
     );
 }
 
+/// `block` with `ommers` instead of its own, its header committing to them.
+fn with_ommers(block: &BlockWithBal, ommers: Vec<alloy_consensus::Header>) -> BlockWithBal {
+    let mut b = block.clone();
+    b.block.header.ommers_hash = alloy_consensus::proofs::calculate_ommers_root(&ommers);
+    b.block.body.ommers = ommers;
+    b
+}
+
 #[test]
 fn ommer_rules_refuse_a_sibling_a_duplicate_and_a_wrong_ommers_hash() {
     let Some(dir) = fixtures() else { return };
-    let (_, blocks, _) = open(&dir);
+    let blocks = read_chain(&dir.join("chain.rlp"), None).unwrap();
     let i =
         blocks.iter().position(|b| !b.block.body.ommers.is_empty()).expect("a block with ommers");
 
     // The same ommer twice (the header commits to the doubled list).
-    let mut b = blocks[i].clone();
-    let ommer = b.block.body.ommers[0].clone();
-    b.block.body.ommers = vec![ommer.clone(), ommer];
-    b.block.header.ommers_hash =
-        alloy_consensus::proofs::calculate_ommers_root(&b.block.body.ommers);
-    let verdict = verdict_after(i, b).unwrap();
+    let ommer = blocks[i].block.body.ommers[0].clone();
+    let verdict = verdict_after(i, with_ommers(&blocks[i], vec![ommer.clone(), ommer])).unwrap();
     assert!(
         matches!(
             verdict,
@@ -162,13 +165,9 @@ fn ommer_rules_refuse_a_sibling_a_duplicate_and_a_wrong_ommers_hash() {
     );
 
     // An ommer whose parent is the block's own parent (a sibling).
-    let mut b = blocks[i].clone();
-    let mut sibling = b.block.body.ommers[0].clone();
-    sibling.parent_hash = b.block.header.parent_hash;
-    b.block.body.ommers = vec![sibling];
-    b.block.header.ommers_hash =
-        alloy_consensus::proofs::calculate_ommers_root(&b.block.body.ommers);
-    let verdict = verdict_after(i, b).unwrap();
+    let mut sibling = blocks[i].block.body.ommers[0].clone();
+    sibling.parent_hash = blocks[i].block.header.parent_hash;
+    let verdict = verdict_after(i, with_ommers(&blocks[i], vec![sibling])).unwrap();
     assert!(
         matches!(
             verdict,

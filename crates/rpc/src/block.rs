@@ -19,13 +19,6 @@ use std::collections::BTreeMap;
 #[serde(transparent)]
 pub struct RpcBlock(BTreeMap<&'static str, Value>);
 
-impl RpcBlock {
-    /// The value under `key` (`"hash"`, `"transactions"`...).
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
-    }
-}
-
 fn quantity(n: impl std::fmt::LowerHex) -> Value {
     Value::String(format!("{n:#x}"))
 }

@@ -38,9 +38,8 @@ pub fn spec_id(fork: Fork) -> SpecId {
     }
 }
 
-/// Chain id, fork rules and blob limits for the block with this header.
-pub(crate) fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
-    let fork = config.fork_of(header);
+/// Chain id, fork rules and blob limits for the block with this header (of `fork`).
+pub(crate) fn cfg_env(config: &ChainConfig, header: &Header, fork: Fork) -> CfgEnv {
     let mut cfg = CfgEnv::default();
     cfg.chain_id = config.chain_id();
     cfg.set_spec_and_mainnet_gas_params(spec_id(fork));
@@ -53,7 +52,7 @@ pub(crate) fn cfg_env(config: &ChainConfig, header: &Header) -> CfgEnv {
 
 /// The block's own values as its transactions see them (number, coinbase, base fee, blob
 /// price...).
-pub(crate) fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
+pub(crate) fn block_env(config: &ChainConfig, header: &Header, fork: Fork) -> BlockEnv {
     let blob = match (header.excess_blob_gas, config.blob_params_at(header.timestamp)) {
         (Some(excess), Some(params)) => {
             Some(BlobExcessGasAndPrice::new(excess, params.update_fraction as u64))
@@ -68,7 +67,7 @@ pub(crate) fn block_env(config: &ChainConfig, header: &Header) -> BlockEnv {
         basefee: header.base_fee_per_gas.unwrap_or_default(),
         difficulty: header.difficulty,
         // From the merge on DIFFICULTY reads PREVRANDAO (revm requires it set there).
-        prevrandao: (config.fork_of(header) >= Fork::Paris).then_some(header.mix_hash),
+        prevrandao: (fork >= Fork::Paris).then_some(header.mix_hash),
         blob_excess_gas_and_price: blob,
         slot_num: header.slot_number.unwrap_or_default(),
     }

@@ -24,11 +24,8 @@ pub(crate) struct EvmConfig {
 impl EvmConfig {
     /// The configuration for the block with this header.
     pub(crate) fn new(config: &ChainConfig, header: &Header) -> Self {
-        Self {
-            block: block_env(config, header),
-            cfg: cfg_env(config, header),
-            fork: config.fork_of(header),
-        }
+        let fork = config.fork_of(header);
+        Self { block: block_env(config, header, fork), cfg: cfg_env(config, header, fork), fork }
     }
 
     /// The fork whose rules the block follows.
