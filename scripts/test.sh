@@ -73,6 +73,9 @@ echo "== discovery (discv4) on loopback: given only geth A, our node finds and d
 bench/discovery-geth.sh 60
 echo "== differential test against geth: random chains and mutated blocks (bench/geth-diff.sh)"
 bench/geth-diff.sh 3 "$SCRATCH/geth-diff"
+echo "== differential test against geth below the merge: chains from Frontier to Amsterdam with"
+echo "   ommers, the DAO fork and reorgs, imported by both, every block compared (bench/geth-diff-forks.sh)"
+bench/geth-diff-forks.sh 2 "$SCRATCH/geth-diff-forks"
 
 # The I/O-realistic bench on a small big-state fixture: cold caches, emulated latency,
 # mega blocks of 4, both BAL I/O designs; the bench fails unless every point ends in the

@@ -1,4 +1,4 @@
-//! `ethrex fixture stress`.
+//! `ethrex fixture stress` and `ethrex fixture forks`.
 
 use clap::{Args, Subcommand};
 use ethrex_common::Fork;
@@ -10,6 +10,86 @@ use std::process::ExitCode;
 pub(crate) enum FixtureCommand {
     /// Generate a mainnet-shaped stress chain with the client's own block builder.
     Stress(StressArgs),
+    /// Generate a chain across every fork from Frontier to Amsterdam (proof of work with
+    /// ommers and the DAO fork, the merge by total difficulty, every timestamp fork, a
+    /// reorg on each side of the merge) with the client's own block builders.
+    Forks(ForksArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct ForksArgs {
+    /// Output directory: forks.genesis.json (geth's format), forks.1.rlp .. forks.N.rlp
+    /// (the segments, to import in order: each after the first starts a side branch
+    /// that becomes the head) and forks.json (the head, activations, counts).
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Blocks after Amsterdam activates (at least 2: the reorg after the merge needs them).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..))]
+    tail: u64,
+    /// No reorgs: one segment.
+    #[arg(long)]
+    no_reorgs: bool,
+}
+
+fn run_forks(a: ForksArgs) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    use ethrex_chaingen::forks::{generate, ForksOptions};
+    let chain = generate(&ForksOptions { seed: a.seed, tail: a.tail, reorgs: !a.no_reorgs })?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    // Stale segments of an earlier, longer run would be imported after these.
+    for entry in std::fs::read_dir(&a.out)? {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("forks.") && name.ends_with(".rlp") {
+            std::fs::remove_file(a.out.join(&*name))?;
+        }
+    }
+    let mut files = Vec::new();
+    for (i, segment) in chain.segments.iter().enumerate() {
+        let name = format!("forks.{}.rlp", i + 1);
+        let blocks: Vec<_> = segment
+            .iter()
+            .map(|b| ethrex_common::BlockWithBal { block: b.clone(), bal: None })
+            .collect();
+        ethrex_blockchain::chain_file::write_blocks(&a.out.join(&name), &blocks)?;
+        files.push(serde_json::json!({
+            "file": name,
+            "first": segment.first().map(|b| b.header.number),
+            "last": segment.last().map(|b| b.header.number),
+        }));
+    }
+    std::fs::write(
+        a.out.join("forks.genesis.json"),
+        serde_json::to_string_pretty(&chain.genesis)?,
+    )?;
+    let head = &chain.head;
+    let summary = serde_json::json!({
+        "seed": a.seed,
+        "head": { "number": head.number, "hash": head.hash_slow(), "stateRoot": head.state_root },
+        "segments": files,
+        "activations": chain.activations.iter().map(|(f, at)| (f.name(), at)).collect::<Vec<_>>(),
+        "ommers": chain.ommers,
+        "reorgs": chain.reorgs.iter().map(|r| serde_json::json!({
+            "forkPoint": r.fork_point, "abandoned": r.abandoned })).collect::<Vec<_>>(),
+        "transactions": chain.transactions,
+    });
+    std::fs::write(a.out.join("forks.json"), serde_json::to_string_pretty(&summary)?)?;
+    eprintln!(
+        "fork chain seed {}: head block {} {} (state root {}); {} segments, {} transactions, \
+         {} ommers, {} reorgs -> {}",
+        a.seed,
+        head.number,
+        head.hash_slow(),
+        head.state_root,
+        chain.segments.len(),
+        chain.transactions,
+        chain.ommers,
+        chain.reorgs.len(),
+        a.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Args)]
@@ -56,7 +136,10 @@ pub(crate) struct StressArgs {
 }
 
 pub(crate) fn run_fixture(cmd: FixtureCommand) -> anyhow::Result<ExitCode> {
-    let FixtureCommand::Stress(a) = cmd;
+    let a = match cmd {
+        FixtureCommand::Stress(a) => a,
+        FixtureCommand::Forks(a) => return run_forks(a),
+    };
     let fork = match a.fork.as_str() {
         "amsterdam" => Fork::Amsterdam,
         "osaka" => Fork::Osaka,

@@ -336,15 +336,36 @@ pub(crate) struct ImportArgs {
     bal: Option<PathBuf>,
     #[command(flatten)]
     exec: ExecArgs,
-    /// Chain file: RLP blocks, concatenated (geth's `export` format).
-    file: PathBuf,
+    /// Chain files: RLP blocks, concatenated (geth's `export` format), imported in order.
+    /// Each block becomes the head, as with geth's `import`: a block whose parent is not
+    /// the head but is known starts a side branch (the head moves back to that parent).
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+}
+
+/// Every block of `files`, in order (with the BALs of `bal`, which needs a single file).
+fn read_chains(
+    files: &[PathBuf],
+    bal: Option<&std::path::Path>,
+) -> anyhow::Result<Vec<ethrex_common::BlockWithBal>> {
+    anyhow::ensure!(
+        bal.is_none() || files.len() == 1,
+        "--bal goes with a single chain file ({} given)",
+        files.len()
+    );
+    let mut blocks = Vec::new();
+    for file in files {
+        blocks
+            .extend(read_chain(file, bal).with_context(|| format!("reading {}", file.display()))?);
+    }
+    Ok(blocks)
 }
 
 pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    // The chain file is read and decoded while the store opens and the genesis is built.
+    // The chain files are read and decoded while the store opens and the genesis is built.
     let (chain, blocks) = rayon::join(
         || open_chain(&args.network, &args.db, &args.exec),
-        || read_chain(&args.file, args.bal.as_deref()),
+        || read_chains(&args.files, args.bal.as_deref()),
     );
     let (chain, blocks) = (chain?, blocks?);
     let bar = ProgressBar::new(blocks.len() as u64);
@@ -352,7 +373,7 @@ pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         ProgressStyle::with_template("importing [{bar:40}] {pos}/{len} blocks ({per_sec}, {eta})")
             .unwrap(),
     );
-    let (mut imported, mut skipped) = (0usize, 0usize);
+    let (mut imported, mut skipped, mut side_branches) = (0usize, 0usize, 0usize);
     let result = blocks.into_iter().try_for_each(|block| {
         let number = block.number();
         let hash = block.hash();
@@ -361,6 +382,14 @@ pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             skipped += 1;
             bar.inc(1);
             return anyhow::Ok(());
+        }
+        // A side branch: the head moves back to the block's (known) parent first.
+        let parent = block.block.header.parent_hash;
+        if chain.store.head()? != Some(parent) && chain.store.header(&parent)?.is_some() {
+            chain
+                .set_head(parent, &std::collections::HashMap::new())
+                .with_context(|| format!("moving the head to block {number}'s parent {parent}"))?;
+            side_branches += 1;
         }
         chain.import_block(block).with_context(|| format!("block {number} ({hash})"))?;
         imported += 1;
@@ -373,8 +402,12 @@ pub(crate) fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     chain.store.flush().context("writing the imported blocks to the database")?;
     result?;
     let head = chain.store.head_header()?.context("the database holds no chain")?;
+    let branches = match side_branches {
+        0 => String::new(),
+        n => format!(", {n} side branches followed"),
+    };
     eprintln!(
-        "imported {imported} blocks ({skipped} already present); head is block {} {} (state root {})",
+        "imported {imported} blocks ({skipped} already present{branches}); head is block {} {} (state root {})",
         head.number,
         head.hash_slow(),
         head.state_root

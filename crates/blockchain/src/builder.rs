@@ -1,22 +1,27 @@
 //! Building a block on top of the head: the same executor and state-root code the import
 //! pipeline uses, run in the other direction (execution fills in the header instead of
-//! being checked against it). Used by the stress-fixture generator, tests, and payload
-//! building.
+//! being checked against it). Used by the chain generators, tests, and payload
+//! building: `build_payload` for a proof-of-stake block (what the consensus layer asks
+//! for), `build_pow_block` for a proof-of-work one (what a miner would seal; the seal's
+//! nonce and mix hash are the caller's, as no client checks the ethash seal any more).
 
-use crate::error::{BlockError, NodeFault};
+use crate::consensus::london::expected_base_fee;
+use crate::consensus::pow::expected_difficulty;
+use crate::error::{BlockError, InvalidBlock, NodeFault};
 use crate::import::{recover_senders, Blockchain};
 use crate::state_root::compute_state_root;
 use crate::validation::ReceiptsCommitment;
+use alloy_consensus::proofs::calculate_ommers_root;
 use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_root};
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{Address, Bytes, B256};
+use alloy_primitives::{Address, Bytes, B256, B64};
 use ethrex_common::{
     compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock,
     Transaction, Withdrawal,
 };
-use ethrex_vm::{execute_block_sequential, StoreDb};
+use ethrex_vm::{execute_block_sequential_with_roots, AccountChange, StoreDb};
 
 /// What the consensus layer decides about a new block.
 #[derive(Debug, Clone)]
@@ -37,6 +42,27 @@ pub struct PayloadAttributes {
     pub slot_number: u64,
     /// The header's extra data (at most 32 bytes).
     pub extra_data: Bytes,
+}
+
+/// What a miner decides about a new proof-of-work block.
+#[derive(Debug, Clone, Default)]
+pub struct PowAttributes {
+    /// The block's timestamp (seconds); must be after the parent's. With the parent's, it
+    /// sets the difficulty.
+    pub timestamp: u64,
+    /// Who receives the block reward and the fees.
+    pub beneficiary: Address,
+    /// The gas limit (within the parent's bound).
+    pub gas_limit: u64,
+    /// The header's extra data (at most 32 bytes; `dao-hard-fork` where the DAO fork
+    /// requires it).
+    pub extra_data: Bytes,
+    /// The ommer headers to include (at most two, each a recent block's sibling).
+    pub ommers: Vec<Header>,
+    /// The seal's nonce.
+    pub nonce: B64,
+    /// The seal's mix hash.
+    pub mix_hash: B256,
 }
 
 /// A built block with the execution requests its header's `requests_hash` commits to
@@ -100,11 +126,72 @@ impl Blockchain {
             ..Default::default()
         };
         let block = Block { header, body: BlockBody { transactions, ommers: vec![], withdrawals } };
+        self.fill_from_execution(block, &parent)
+    }
+
+    /// Builds a proof-of-work block with exactly `transactions` on the current head, which
+    /// must come before the merge: the difficulty from the parent and the timestamp under
+    /// the block's fork, a base fee from London on, the ommers given. Nothing is written.
+    pub fn build_pow_block(
+        &self,
+        attributes: &PowAttributes,
+        transactions: Vec<Transaction>,
+    ) -> Result<BlockWithBal, BlockError> {
+        let parent_hash =
+            self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
+        let parent = self
+            .store
+            .header(&parent_hash)?
+            .ok_or(BlockError::from(NodeFault::UnknownParent(parent_hash)))?;
+        let parent_td = self.store.total_difficulty(&parent_hash)?.unwrap_or_default();
+        if crate::consensus::merge::after_merge(&self.config, &parent, parent_td) {
+            let terminal = self.config.inner.terminal_total_difficulty.unwrap_or_default();
+            return Err(InvalidBlock::PowBlockAfterMerge { parent_td, terminal }.into());
+        }
+        let number = parent.number + 1;
+        let fork = self.config.fork_at(number, attributes.timestamp).min(Fork::GrayGlacier);
+        let header = Header {
+            parent_hash,
+            ommers_hash: if attributes.ommers.is_empty() {
+                EMPTY_OMMER_ROOT_HASH
+            } else {
+                calculate_ommers_root(&attributes.ommers)
+            },
+            beneficiary: attributes.beneficiary,
+            transactions_root: calculate_transaction_root(&transactions),
+            difficulty: expected_difficulty(fork, &parent, attributes.timestamp),
+            number,
+            gas_limit: attributes.gas_limit,
+            timestamp: attributes.timestamp,
+            extra_data: attributes.extra_data.clone(),
+            mix_hash: attributes.mix_hash,
+            nonce: attributes.nonce,
+            base_fee_per_gas: expected_base_fee(&self.config, number, &parent)?,
+            ..Default::default()
+        };
+        let body = BlockBody { transactions, ommers: attributes.ommers.clone(), withdrawals: None };
+        Ok(self.fill_from_execution(Block { header, body }, &parent)?.block)
+    }
+
+    /// Executes `block` on `parent` (the head) and fills in what execution decides: gas
+    /// used, receipts root and bloom (with each receipt's intermediate state root before
+    /// Byzantium), requests hash, BAL hash and state root.
+    fn fill_from_execution(&self, block: Block, parent: &Header) -> Result<BuiltBlock, BlockError> {
+        let parent_hash = block.header.parent_hash;
         let senders = recover_senders(&block)?;
         let mut recovered = RecoveredBlock { hash: B256::ZERO, block, senders, bal: None };
         let db = StoreDb::new(self.store.clone(), parent_hash, parent.number);
-        let output =
-            execute_block_sequential(db, &recovered.block, &recovered.senders, &self.config)?;
+        let roots = |changes: &[AccountChange], codes: &[(B256, Bytes)]| {
+            compute_state_root(&self.store, parent.state_root, changes, codes.to_vec())
+                .map_err(ethrex_vm::error::DatabaseError::new)
+        };
+        let output = execute_block_sequential_with_roots(
+            db,
+            &recovered.block,
+            &recovered.senders,
+            &self.config,
+            &roots,
+        )?;
 
         let header = &mut recovered.block.header;
         header.gas_used = output.gas_used;

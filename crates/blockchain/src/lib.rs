@@ -16,7 +16,7 @@ pub mod system_contracts;
 pub mod validation;
 
 pub use batch::BatchError;
-pub use builder::{BuiltBlock, PayloadAttributes};
+pub use builder::{BuiltBlock, PayloadAttributes, PowAttributes};
 pub use error::{BlockError, InvalidBlock, NodeFault, OmmerError, StorageFault};
 pub use extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 pub use import::{parallel_pays, PARALLEL_OVERHEAD_GAS};

@@ -7,6 +7,8 @@
 //!   from Amsterdam) and imports it, so the next block builds on it (`builder`);
 //! - `mainnet`: the bench's deterministic, mainnet-shaped mix (the stress fixture's
 //!   transactions: tokens, AMM pools, NFTs, factories, blobs, EIP-7702 delegations);
+//! - `forks`: a chain across every fork from Frontier (proof of work with ommers, the
+//!   merge, every timestamp fork, reorgs), checked against geth by bench/geth-diff-forks.sh;
 //! - `adversarial`: the tests' random mix over hand-assembled contracts aimed at the
 //!   corners of parallel execution (shared counters, balance dependencies, reverts,
 //!   CREATE2 collisions, selfdestructs, delegations), with a `Model` of the state the
@@ -14,6 +16,7 @@
 
 pub mod adversarial;
 pub mod builder;
+pub mod forks;
 pub mod genesis;
 pub mod keys;
 pub mod mainnet;

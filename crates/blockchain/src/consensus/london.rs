@@ -43,30 +43,42 @@ pub fn check_gas_limit(
     Ok(())
 }
 
-/// The base fee: none before London, 1 gwei at its fork block, then EIP-1559's update
-/// from the parent's gas used against its target.
+/// The base fee a child of `parent` with `number` must carry: none before London, 1 gwei
+/// at its fork block, then EIP-1559's update from the parent's gas used against its
+/// target. Fails only if a London parent has no base fee.
+pub fn expected_base_fee(
+    config: &ChainConfig,
+    number: u64,
+    parent: &Header,
+) -> Result<Option<u64>, InvalidBlock> {
+    if !is_london(config, number) {
+        return Ok(None);
+    }
+    if !is_london(config, parent.number) {
+        return Ok(Some(INITIAL_BASE_FEE));
+    }
+    parent
+        .next_block_base_fee(BaseFeeParams::ethereum())
+        .map(Some)
+        .ok_or(InvalidBlock::HeaderFieldMismatch("parent baseFeePerGas"))
+}
+
+/// The header's base fee against `expected_base_fee`.
 pub fn check_base_fee(
     config: &ChainConfig,
     header: &Header,
     parent: &Header,
 ) -> Result<(), InvalidBlock> {
-    if !is_london(config, header.number) {
-        if header.base_fee_per_gas.is_some() {
-            return Err(InvalidBlock::HeaderFieldMismatch("baseFeePerGas before London"));
+    match expected_base_fee(config, header.number, parent)? {
+        None if header.base_fee_per_gas.is_some() => {
+            Err(InvalidBlock::HeaderFieldMismatch("baseFeePerGas before London"))
         }
-        return Ok(());
+        None => Ok(()),
+        Some(expected) if header.base_fee_per_gas != Some(expected) => {
+            Err(InvalidBlock::InvalidBaseFee { expected, got: header.base_fee_per_gas })
+        }
+        Some(_) => Ok(()),
     }
-    let expected = if is_london(config, parent.number) {
-        parent
-            .next_block_base_fee(BaseFeeParams::ethereum())
-            .ok_or(InvalidBlock::HeaderFieldMismatch("parent baseFeePerGas"))?
-    } else {
-        INITIAL_BASE_FEE
-    };
-    if header.base_fee_per_gas != Some(expected) {
-        return Err(InvalidBlock::InvalidBaseFee { expected, got: header.base_fee_per_gas });
-    }
-    Ok(())
 }
 
 /// The base fee of the genesis block: the genesis file's, or 1 gwei when London is
