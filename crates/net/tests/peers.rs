@@ -12,8 +12,8 @@ use ethrex_chaingen::adversarial::{
 use ethrex_common::BlockWithBal;
 use ethrex_net::eth::{
     codes, fork_id, resolve_header_request, BlockAccessLists, BlockBodies, BlockHeaders,
-    BlockRangeUpdate, EthMessage, GetBlockAccessLists, GetBlockHeaders, HashOrNumber, Status,
-    SUPPORTED_VERSIONS,
+    BlockRangeUpdate, EthMessage, GetBlockAccessLists, GetBlockHeaders, GetReceipts, HashOrNumber,
+    Status, SUPPORTED_VERSIONS,
 };
 use ethrex_net::network::{MAX_STALLS, REQUEST_TIMEOUT};
 use ethrex_net::rlpx::{
@@ -707,6 +707,90 @@ async fn serving_caps_headers_at_1024_and_answers_unknown_bals_with_empty_entrie
         let expected = chain.store.bal(&known).unwrap();
         assert!(expected.is_some(), "the head has a BAL");
         assert_eq!(answer.access_lists, vec![None, expected, None]);
+        assert!(lists(&node, fake.id), "well-formed requests keep the peer");
+    })
+    .await;
+}
+
+/// The execution-apis RPC test chain (made by geth: proof of work from genesis, receipts
+/// with intermediate state roots before Byzantium, typed receipts after Berlin, the merge,
+/// Shanghai to BPO2) imported from `$EXECUTION_APIS_FIXTURES`; `None` without it.
+fn execution_apis_chain() -> Option<Arc<Blockchain>> {
+    use ethrex_blockchain::chain_file::{read_blocks, read_genesis};
+    use ethrex_blockchain::genesis::{genesis_header, geth_alloc, open_genesis};
+    let dir = std::path::PathBuf::from(std::env::var_os("EXECUTION_APIS_FIXTURES")?);
+    let genesis = read_genesis(&dir.join("genesis.json")).unwrap();
+    let store = Store::in_memory();
+    open_genesis(&store, &geth_alloc(&genesis), |root| genesis_header(&genesis, root)).unwrap();
+    let config = ethrex_common::ChainConfig::new(genesis.config.clone());
+    let chain = Blockchain::new(store, config);
+    for block in read_blocks(&dir.join("chain.rlp")).unwrap() {
+        chain.import_block(BlockWithBal { block, bal: None }).unwrap();
+    }
+    Some(Arc::new(chain))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn receipts_of_every_era_served_on_the_wire_hash_to_the_roots_geth_sealed() {
+    let Some(chain) = tokio::task::spawn_blocking(execution_apis_chain).await.unwrap() else {
+        eprintln!("skipped: set EXECUTION_APIS_FIXTURES (scripts/test.sh does)");
+        return;
+    };
+    guarded(LIMIT, async {
+        let node = start(chain.clone()).await;
+        let mut fake = fake_on(&node, &chain).await;
+        let head = chain.store.head_header().unwrap().unwrap().number;
+        let headers: Vec<_> = (1..=head)
+            .map(|n| {
+                let hash = chain.store.canonical_hash(n).unwrap().unwrap();
+                chain.store.header(&hash).unwrap().unwrap()
+            })
+            .collect();
+        let hashes: Vec<B256> = headers.iter().map(|h| h.hash_slow()).collect();
+        // Asked for all at once; a server may answer a prefix (eth/70+: the last list
+        // itself partial), so the rest is asked for until every block's list is whole.
+        // `next`: the first block whose list is not whole (its part is last in `lists_got`
+        // when `partial`).
+        let mut lists_got: Vec<Vec<ethrex_common::Receipt>> = Vec::new();
+        let (mut next, mut partial, mut requests) = (0usize, false, 0u64);
+        while next < hashes.len() {
+            requests += 1;
+            let first_block_receipt_index =
+                if partial { lists_got.last().map_or(0, |l| l.len() as u64) } else { 0 };
+            let ask = GetReceipts {
+                request_id: requests,
+                first_block_receipt_index,
+                hashes: hashes[next..].to_vec(),
+            };
+            let (code, payload) = request(&mut fake, EthMessage::GetReceipts(ask)).await;
+            let Ok(EthMessage::Receipts(answer)) = EthMessage::decode(fake.version, code, &payload)
+            else {
+                panic!("not Receipts: code {code:#x}");
+            };
+            assert_eq!(answer.request_id, requests);
+            assert!(!answer.receipts.is_empty() && requests < 200, "the server makes progress");
+            let mut got = answer.receipts.into_iter();
+            if partial {
+                // The rest of the block left partial comes first.
+                lists_got.last_mut().unwrap().extend(got.next().unwrap());
+            }
+            lists_got.extend(got);
+            partial = answer.last_block_incomplete;
+            next = lists_got.len() - usize::from(partial);
+        }
+        assert_eq!(lists_got.len(), headers.len(), "one list per block");
+        let mut post_state = 0;
+        for (header, receipts) in headers.iter().zip(&lists_got) {
+            let served = ethrex_blockchain::validation::ReceiptsCommitment::of(receipts);
+            assert_eq!(served.root, header.receipts_root, "block {}", header.number);
+            assert_eq!(served.bloom, header.logs_bloom, "block {}", header.number);
+            use alloy_consensus::{Eip658Value, TxReceipt};
+            post_state += receipts
+                .iter()
+                .filter(|r| matches!(r.status_or_post_state(), Eip658Value::PostState(_)))
+                .count();
+        }
+        assert!(post_state > 0, "the chain has pre-Byzantium receipts");
         assert!(lists(&node, fake.id), "well-formed requests keep the peer");
     })
     .await;
