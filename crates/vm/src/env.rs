@@ -103,3 +103,16 @@ pub(crate) fn tx_env(tx: &Transaction, sender: Address) -> TxEnv {
         authorization_list,
     }
 }
+
+/// A transaction's intrinsic gas under `fork`'s rules, as revm charges it before the
+/// first frame (regular plus state gas), and the EIP-7623 calldata floor (0 before
+/// Prague): its gas limit must cover both. The EIP-2780 account-dependent part is left
+/// out (it needs the state); the transaction pool checks this lower bound on entry.
+pub fn intrinsic_gas(tx: &Transaction, sender: Address, fork: Fork) -> (u64, u64) {
+    let gas = revm::context_interface::cfg::gas::calculate_initial_tx_gas_for_tx(
+        tx_env(tx, sender),
+        spec_id(fork),
+        None,
+    );
+    (gas.initial_regular_gas + gas.initial_state_gas, gas.floor_gas)
+}

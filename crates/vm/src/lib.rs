@@ -27,7 +27,7 @@ pub mod warmer;
 pub use batch::{BatchLayers, BatchView};
 pub use cache::{CacheStats, CachingDb};
 pub use db::{StateSource, StoreDb, StoreDbError};
-pub use env::spec_id;
+pub use env::{intrinsic_gas, spec_id};
 pub use error::ExecutionError;
 pub use output::{AccountChange, BlockExecutionOutput, TxAccess};
 pub use parallel::{
