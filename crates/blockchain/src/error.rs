@@ -475,6 +475,15 @@ impl BlockError {
         }
     }
 
+    /// The position of the transaction the block failed on, if it failed on one in
+    /// execution (what a block builder leaves out to try again).
+    pub fn transaction_index(&self) -> Option<usize> {
+        match self {
+            BlockError::Invalid(InvalidBlock::Execution(e)) => e.transaction_index(),
+            _ => None,
+        }
+    }
+
     /// The EF fixtures' exception name for this rejection.
     pub fn ef_exception(&self) -> &'static str {
         match self {

@@ -178,7 +178,13 @@ pub trait EthApi {
     #[method(name = "getBalance", blocking)]
     fn balance(&self, address: Address, block: Option<BlockNumberOrTag>) -> RpcResult<U256>;
 
-    /// `eth_getTransactionCount` (the nonce) at the head.
+    /// `eth_sendRawTransaction`: a signed transaction (EIP-2718 network form) into the
+    /// pool; its hash, or the pool's refusal in geth's words (-32000).
+    #[method(name = "sendRawTransaction", blocking)]
+    fn send_raw_transaction(&self, raw: Bytes) -> RpcResult<B256>;
+
+    /// `eth_getTransactionCount` (the nonce) at the head; with `pending`, after the
+    /// sender's pending pooled transactions.
     #[method(name = "getTransactionCount", blocking)]
     fn transaction_count(
         &self,
@@ -214,6 +220,22 @@ pub trait Web3Api {
     /// `web3_clientVersion`: `ethrex/v<version>/<os>-<arch>/rust`.
     #[method(name = "clientVersion")]
     fn client_version(&self) -> RpcResult<String>;
+}
+
+/// `txpool_` methods: what the transaction pool holds (geth's shapes).
+#[rpc(server, namespace = "txpool")]
+pub trait TxpoolApi {
+    /// `txpool_status`: `{pending, queued}` counts.
+    #[method(name = "status", blocking)]
+    fn status(&self) -> RpcResult<serde_json::Value>;
+
+    /// `txpool_content`: `{pending: {sender: {nonce: tx}}, queued: {...}}`.
+    #[method(name = "content", blocking)]
+    fn content(&self) -> RpcResult<serde_json::Value>;
+
+    /// `txpool_contentFrom`: one sender's `{pending: {nonce: tx}, queued: {...}}`.
+    #[method(name = "contentFrom", blocking)]
+    fn content_from(&self, address: Address) -> RpcResult<serde_json::Value>;
 }
 
 /// `admin_` methods: the node's own enode and its peers (served on the HTTP port).

@@ -172,7 +172,10 @@ fn import_payload(
         return Ok(no_status(PayloadStatusEnum::Accepted));
     }
     match node.chain.import_block(BlockWithBal { block, bal }) {
-        Ok(_) => Ok(valid(hash)),
+        Ok(_) => {
+            node.pool_on_new_head(vec![]);
+            Ok(valid(hash))
+        }
         Err(e) if e.is_invalid_block() => {
             let verdict = InvalidBlock { latest_valid: parent, reason: verdict_text(&e) };
             node.mark_invalid(hash, verdict.clone());
@@ -304,12 +307,16 @@ fn fork_choice(
         node.mark_invalid(head, verdict.clone());
         return updated(remembered(verdict));
     }
+    let old_head = node.chain.store.head().map_err(internal)?;
     let result = {
         let pending = node.pending.lock();
         node.chain.set_head(head, &*pending)
     };
     match result {
-        Ok(()) => {}
+        Ok(()) => {
+            let unwound = old_head.map(|h| unwound_transactions(node, h)).unwrap_or_default();
+            node.pool_on_new_head(unwound);
+        }
         Err(ForkChoiceError::Unknown(_)) => {
             // Fetch the missing chain from peers; answered VALID once it is imported.
             if let Some(network) = node.network.get() {
@@ -353,6 +360,23 @@ fn fork_choice(
     Ok(response)
 }
 
+/// The transactions of the blocks from `old_head` back to the canonical chain: those a
+/// reorg took off it, for the pool to take back (at most 64 blocks, as geth).
+fn unwound_transactions(node: &Node, old_head: B256) -> Vec<ethrex_common::Transaction> {
+    let store = &node.chain.store;
+    let mut txs = Vec::new();
+    let mut cursor = old_head;
+    for _ in 0..64 {
+        let Ok(Some(block)) = store.block(&cursor) else { break };
+        if store.canonical_hash(block.header.number).ok().flatten() == Some(cursor) {
+            break;
+        }
+        cursor = block.header.parent_hash;
+        txs.extend(block.body.transactions);
+    }
+    txs
+}
+
 /// Walks the unexecuted side blocks from `head` towards the canonical chain; returns a
 /// verdict if one of them (or the block they attach to) is known invalid.
 fn invalid_ancestor_in_pending(node: &Node, head: B256) -> Option<InvalidBlock> {
@@ -372,6 +396,57 @@ fn invalid_ancestor_in_pending(node: &Node, head: B256) -> Option<InvalidBlock> 
     None
 }
 
+/// Most attempts at building one payload: a transaction that fails in the block is
+/// dropped (with its sender's later ones) and the block built again without it.
+const MAX_BUILD_ATTEMPTS: usize = 8;
+
+/// Builds on the head from the pool's best pending transactions: senders by effective
+/// tip, each in nonce order, while their gas limits fit the block's (blob transactions
+/// are not pooled yet). A transaction the block refuses is left out with its sender's
+/// later ones, and the block is built again; the last attempt is an empty block.
+fn build_from_pool(
+    node: &Node,
+    attributes: &PayloadAttributes,
+) -> Result<ethrex_blockchain::BuiltBlock, ethrex_blockchain::BlockError> {
+    let accounts = crate::node::HeadAccounts(&node.chain.store);
+    let mut excluded: std::collections::HashSet<alloy_primitives::Address> = Default::default();
+    for _ in 0..MAX_BUILD_ATTEMPTS {
+        let mut best = node.pool.best(&accounts);
+        let mut gas_left = attributes.gas_limit;
+        let mut chosen: Vec<(alloy_primitives::Address, ethrex_common::Transaction)> = Vec::new();
+        while let Some(pooled) = best.next() {
+            let gas = alloy_consensus::Transaction::gas_limit(&*pooled.tx);
+            if excluded.contains(&pooled.sender) || gas > gas_left {
+                best.skip_sender(pooled.sender);
+                continue;
+            }
+            gas_left -= gas;
+            chosen.push((pooled.sender, (*pooled.tx).clone()));
+            if gas_left < 21_000 {
+                break;
+            }
+        }
+        let senders: Vec<_> = chosen.iter().map(|(s, _)| *s).collect();
+        let txs = chosen.into_iter().map(|(_, tx)| tx).collect();
+        match node.chain.build_payload(attributes, txs) {
+            Ok(built) => return Ok(built),
+            Err(e) => match failing_transaction(&e).and_then(|i| senders.get(i)) {
+                Some(sender) => {
+                    tracing::debug!(%sender, error = %e, "payload building left a sender out");
+                    excluded.insert(*sender);
+                }
+                None => return Err(e),
+            },
+        }
+    }
+    node.chain.build_payload(attributes, vec![])
+}
+
+/// The index of the transaction a build failed on, if it failed on one.
+fn failing_transaction(error: &ethrex_blockchain::BlockError) -> Option<usize> {
+    error.transaction_index()
+}
+
 fn build_payload(
     node: &Node,
     parent: &ethrex_common::Header,
@@ -387,8 +462,7 @@ fn build_payload(
         slot_number: a.slot_number.unwrap_or_default(),
         extra_data: Bytes::from_static(b"ethrex"),
     };
-    // No transaction pool: payloads carry withdrawals and system-call effects only.
-    let built = node.chain.build_payload(&attributes, vec![]).map_err(internal)?;
+    let built = build_from_pool(node, &attributes).map_err(internal)?;
     let mut id_input = parent.hash_slow().to_vec();
     id_input.extend_from_slice(&a.timestamp.to_be_bytes());
     id_input.extend_from_slice(a.prev_randao.as_slice());

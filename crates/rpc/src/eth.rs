@@ -1,7 +1,7 @@
 //! The `eth_`, `net_` and `web3_` methods served without authentication. State queries
 //! answer for the head block: the flat state holds the head's state only.
 
-use crate::api::{EthApiServer, NetApiServer, RpcBlock, Web3ApiServer};
+use crate::api::{EthApiServer, NetApiServer, RpcBlock, TxpoolApiServer, Web3ApiServer};
 use crate::node::Node;
 use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
@@ -28,6 +28,11 @@ pub(crate) struct EthRpc {
 }
 
 impl EthRpc {
+    /// The shared node state.
+    pub(crate) fn node(&self) -> &Node {
+        &self.node
+    }
+
     /// The head's number (0 before genesis is stored).
     fn head_number(&self) -> RpcResult<u64> {
         Ok(self
@@ -135,11 +140,34 @@ impl EthApiServer for EthRpc {
         Ok(account.map(|a| a.balance).unwrap_or_default())
     }
 
+    fn send_raw_transaction(&self, raw: Bytes) -> RpcResult<B256> {
+        let pool = &self.node.pool;
+        let mut buf = raw.as_ref();
+        let tx = <ethrex_common::Transaction as alloy_eips::eip2718::Decodable2718>::decode_2718(
+            &mut buf,
+        )
+        .map_err(|e| err(SERVER_ERROR, format!("rlp: {e}")))?;
+        // As geth by default: a signature valid on every chain is not taken over RPC.
+        if alloy_consensus::Transaction::chain_id(&tx).is_none() {
+            return Err(err(
+                SERVER_ERROR,
+                "only replay-protected (EIP-155) transactions allowed over RPC",
+            ));
+        }
+        let accounts = crate::node::HeadAccounts(&self.node.chain.store);
+        let added = pool.add(tx, &accounts).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
+        Ok(added.hash())
+    }
+
     fn transaction_count(
         &self,
         address: Address,
         block: Option<BlockNumberOrTag>,
     ) -> RpcResult<U64> {
+        if block == Some(BlockNumberOrTag::Pending) {
+            let accounts = crate::node::HeadAccounts(&self.node.chain.store);
+            return Ok(U64::from(self.node.pool.pending_nonce(&address, &accounts)));
+        }
         self.require_head_state(block)?;
         let account = self.node.chain.store.account(&address).map_err(internal)?;
         Ok(U64::from(account.map(|a| a.nonce).unwrap_or_default()))
@@ -190,6 +218,7 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
     // The three namespaces are disjoint, so merging cannot find a name twice.
     module.merge(EthApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(NetApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module.merge(TxpoolApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(Web3ApiServer::into_rpc(rpc)).expect("method names are unique");
     module
 }

@@ -8,5 +8,6 @@ mod eth;
 pub mod jwt;
 pub mod node;
 pub mod server;
+mod txpool;
 
 pub use node::Node;

@@ -122,12 +122,51 @@ pub struct Node {
     /// The devp2p network, once started: syncs to heads the consensus client names that
     /// the node does not have, and answers `admin_*`.
     pub network: std::sync::OnceLock<ethrex_net::Network>,
+    /// The transaction pool: filled by `eth_sendRawTransaction`, drawn from by payload
+    /// building, cleaned on every new head.
+    pub pool: ethrex_txpool::TxPool,
+}
+
+/// The head's accounts as the pool reads them (a store read that fails counts as a
+/// missing account: the transaction is then refused, never wrongly admitted on balance).
+pub struct HeadAccounts<'a>(pub &'a ethrex_storage::Store);
+
+impl ethrex_txpool::AccountSource for HeadAccounts<'_> {
+    fn account(&self, address: &alloy_primitives::Address) -> Option<ethrex_txpool::Account> {
+        let account = self.0.account(address).ok()??;
+        Some(ethrex_txpool::Account { nonce: account.nonce, balance: account.balance })
+    }
+}
+
+/// What the pool validates against: the head and the rules of the block after it.
+pub fn pool_head(chain: &Blockchain) -> ethrex_txpool::Head {
+    let head = chain.store.head_header().ok().flatten().unwrap_or_default();
+    let config = &chain.config;
+    // The next block comes at least a second later; a timestamp fork due then applies.
+    let fork = if config.fork_of(&head) >= ethrex_common::Fork::Paris {
+        config.pos_fork_at(head.timestamp + 1)
+    } else {
+        config.fork_at(head.number + 1, head.timestamp + 1)
+    };
+    let base_fee = head
+        .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
+        .unwrap_or_default();
+    ethrex_txpool::Head {
+        hash: head.hash_slow(),
+        number: head.number,
+        chain_id: config.chain_id(),
+        fork,
+        base_fee,
+        gas_limit: head.gas_limit,
+    }
 }
 
 impl Node {
     /// Node state over `chain` with empty caches and a persistence lag of 0.
     pub fn new(chain: Blockchain) -> Self {
+        let pool = ethrex_txpool::TxPool::new(Default::default(), pool_head(&chain));
         Self {
+            pool,
             chain,
             pending: Mutex::new(SideBlocks::new()),
             invalid: Mutex::new(InvalidBlocks::new()),
@@ -147,6 +186,17 @@ impl Node {
     /// The verdict on `hash`, if it is known invalid.
     pub(crate) fn invalid_verdict(&self, hash: &B256) -> Option<InvalidBlock> {
         self.invalid.lock().get(hash)
+    }
+
+    /// Tells the pool the head moved: it validates against the new head, drops what the
+    /// head's accounts made stale and takes back `unwound` (transactions of blocks that
+    /// left the canonical chain).
+    pub fn pool_on_new_head(&self, unwound: Vec<ethrex_common::Transaction>) {
+        let head = pool_head(&self.chain);
+        if head.hash == self.pool.head().hash && unwound.is_empty() {
+            return;
+        }
+        self.pool.on_new_head(head, &HeadAccounts(&self.chain.store), unwound);
     }
 
     /// Remembers that `hash` is invalid, and why.

@@ -475,6 +475,61 @@ fn payload_building_round_trips() {
     );
 }
 
+/// A raw transaction as `eth_sendRawTransaction` takes it.
+fn raw(tx: &TxEnvelope) -> String {
+    format!(
+        "0x{}",
+        alloy_primitives::hex::encode(alloy_eips::eip2718::Encodable2718::encoded_2718(tx))
+    )
+}
+
+#[test]
+fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool() {
+    let node = start_node();
+    let sender = key().address();
+    let (first, second, gapped) = (transfer(0, 5), transfer(1, 6), transfer(3, 7));
+    for tx in [&first, &second, &gapped] {
+        let answer = node.eth("eth_sendRawTransaction", json!([raw(tx)]));
+        assert_eq!(answer["result"], json!(tx.tx_hash()), "{answer}");
+    }
+    // Refusals in geth's words; the pool unchanged by them.
+    let again = node.eth("eth_sendRawTransaction", json!([raw(&first)]));
+    assert_eq!(again["error"]["message"], "already known", "{again}");
+    let same_fees = call(0, RECIPIENT, 9, Bytes::new(), 250_000);
+    let replaced = node.eth("eth_sendRawTransaction", json!([raw(&same_fees)]));
+    assert_eq!(replaced["error"]["message"], "replacement transaction underpriced");
+    let status = node.eth("txpool_status", json!([]));
+    assert_eq!(status["result"], json!({"pending": "0x2", "queued": "0x1"}), "{status}");
+    let pending_nonce = node.eth("eth_getTransactionCount", json!([sender, "pending"]));
+    assert_eq!(pending_nonce["result"], "0x2");
+    let content = node.eth("txpool_contentFrom", json!([sender]));
+    assert_eq!(content["result"]["queued"]["3"]["hash"], json!(gapped.tx_hash()));
+    assert_eq!(content["result"]["pending"]["0"]["blockHash"], Value::Null);
+
+    // The payload built next carries the two pending transactions in nonce order.
+    let v = node.engine(
+        "engine_forkchoiceUpdatedV4",
+        json!([{"headBlockHash": node.genesis_hash, "safeBlockHash": node.genesis_hash, "finalizedBlockHash": node.genesis_hash},
+               {"timestamp": "0xc", "prevRandao": B256::ZERO, "suggestedFeeRecipient": Address::ZERO, "withdrawals": [], "parentBeaconBlockRoot": B256::ZERO, "slotNumber": "0x1"}]),
+    );
+    let id = v["result"]["payloadId"].as_str().unwrap_or_else(|| panic!("{v}")).to_string();
+    let payload = node.engine("engine_getPayloadV6", json!([id]));
+    let exec = &payload["result"]["executionPayload"];
+    let txs = exec["transactions"].as_array().unwrap();
+    assert_eq!(txs, &vec![json!(raw(&first)), json!(raw(&second))]);
+    let hash: B256 = serde_json::from_value(exec["blockHash"].clone()).unwrap();
+    let status = node.engine("engine_newPayloadV5", json!([exec, [], B256::ZERO, []]));
+    assert_eq!(status["result"]["status"], "VALID", "{status}");
+    fork_choice_until_valid(&node, hash);
+
+    // Included: gone from the pool; the account's nonce moved; the gapped one still waits.
+    let status = node.eth("txpool_status", json!([]));
+    assert_eq!(status["result"], json!({"pending": "0x0", "queued": "0x1"}), "{status}");
+    assert_eq!(node.eth("eth_getTransactionCount", json!([sender, "latest"]))["result"], "0x2");
+    let balance = node.eth("eth_getBalance", json!([RECIPIENT, "latest"]));
+    assert_eq!(balance["result"], "0xb");
+}
+
 #[test]
 fn bad_requests_get_errors_and_the_node_keeps_serving() {
     let node = start_node();

@@ -194,6 +194,18 @@ impl PartialEq for DatabaseError {
 
 impl Eq for DatabaseError {}
 
+impl ExecutionError {
+    /// The position of the transaction this failure is about, if it is about one.
+    pub fn transaction_index(&self) -> Option<usize> {
+        match self {
+            ExecutionError::InvalidSignature { index, .. }
+            | ExecutionError::InvalidTransaction { index, .. }
+            | ExecutionError::BlockGasOverflow { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+}
+
 /// Classifies revm's transaction validation errors into consensus error kinds.
 pub(crate) fn classify_invalid_tx(e: &InvalidTransaction) -> TxErrorKind {
     use InvalidTransaction as I;
