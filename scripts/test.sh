@@ -76,6 +76,8 @@ bench/geth-diff.sh 3 "$SCRATCH/geth-diff"
 echo "== differential test against geth below the merge: chains from Frontier to Amsterdam with"
 echo "   ommers, the DAO fork and reorgs, imported by both, every block compared (bench/geth-diff-forks.sh)"
 bench/geth-diff-forks.sh 2 "$SCRATCH/geth-diff-forks"
+echo "== ethrex node --dev: web3.py's transfers from the test mnemonic mined (bench/dev-chain.sh)"
+bench/dev-chain.sh
 
 # The I/O-realistic bench on a small big-state fixture: cold caches, emulated latency,
 # mega blocks of 4, both BAL I/O designs; the bench fails unless every point ends in the

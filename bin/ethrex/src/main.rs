@@ -3,6 +3,7 @@
 mod bal_lab_cmd;
 mod bench_cmd;
 mod db_bench_cmd;
+mod dev;
 mod ef_test;
 mod fixture_cmd;
 mod node_cmd;

@@ -135,7 +135,17 @@ fn network_genesis(network: &str) -> anyhow::Result<Genesis> {
 /// Opens the store and makes sure it holds the network's genesis (for a built-in network,
 /// the one whose hash is published).
 fn open_chain(network: &str, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Blockchain> {
-    let genesis = network_genesis(network)?;
+    open_chain_on(network_genesis(network)?, network, db, exec)
+}
+
+/// `open_chain` for a genesis already read (`network` names it, for the published-hash
+/// check of a built-in network).
+fn open_chain_on(
+    genesis: Genesis,
+    network: &str,
+    db: &DbArgs,
+    exec: &ExecArgs,
+) -> anyhow::Result<Blockchain> {
     let store = db.open()?;
     let alloc = geth_alloc(&genesis);
     let hash = open_genesis(&store, &alloc, |root| genesis_header(&genesis, root))?;
@@ -154,9 +164,17 @@ fn open_chain(network: &str, db: &DbArgs, exec: &ExecArgs) -> anyhow::Result<Blo
 #[derive(Args, Clone)]
 pub(crate) struct NodeArgs {
     /// A built-in network (mainnet, sepolia, hoodi) or a geth-style genesis file (chain
-    /// config with every fork, alloc).
+    /// config with every fork, alloc). Not with --dev.
+    #[arg(long, required_unless_present = "dev", conflicts_with = "dev")]
+    pub(crate) network: Option<String>,
+    /// A one-node development chain (Amsterdam from genesis, chain id 1337, the 20
+    /// accounts of the "test ... junk" mnemonic funded with 10,000 ether each) that makes
+    /// its own blocks from its pool; no peers.
     #[arg(long)]
-    pub(crate) network: String,
+    pub(crate) dev: bool,
+    /// With --dev: seconds between blocks; 0 makes a block whenever a transaction waits.
+    #[arg(long = "dev.period", default_value_t = 0, requires = "dev")]
+    pub(crate) dev_period: u64,
     #[command(flatten)]
     pub(crate) db: DbArgs,
     #[arg(long = "authrpc.addr", default_value = "127.0.0.1")]
@@ -252,7 +270,12 @@ impl P2pArgs {
 }
 
 pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
-    let chain = open_chain(&args.network, &args.db, &args.exec)?;
+    let network = args.network.clone().unwrap_or_else(|| "dev".into());
+    let chain = if args.dev {
+        open_chain_on(crate::dev::genesis()?, &network, &args.db, &args.exec)?
+    } else {
+        open_chain(&network, &args.db, &args.exec)?
+    };
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
     let node = Arc::new(Node::new(chain).with_persistence_lag(args.persistence_lag));
@@ -274,10 +297,14 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         let auth = SocketAddr::new(args.authrpc_addr, args.authrpc_port);
         let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await?;
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
-        if !args.p2p.disabled {
+        if args.dev {
+            let recipient = crate::dev::accounts()?[0];
+            tracing::info!(period = args.dev_period, chain_id = crate::dev::CHAIN_ID, mnemonic = crate::dev::MNEMONIC, "dev chain: producing blocks, no peers");
+            tokio::spawn(crate::dev::produce(node.clone(), args.dev_period, recipient));
+        } else if !args.p2p.disabled {
             let mut config = args.p2p.config(&args.db.datadir)?;
             if let (true, Some(builtin)) =
-                (config.bootnodes.is_empty(), ethrex_common::Network::from_name(&args.network))
+                (config.bootnodes.is_empty(), ethrex_common::Network::from_name(&network))
             {
                 config.bootnodes = builtin
                     .bootnodes()

@@ -404,7 +404,7 @@ const MAX_BUILD_ATTEMPTS: usize = 8;
 /// tip, each in nonce order, while their gas limits fit the block's (blob transactions
 /// are not pooled yet). A transaction the block refuses is left out with its sender's
 /// later ones, and the block is built again; the last attempt is an empty block.
-fn build_from_pool(
+pub(crate) fn build_from_pool(
     node: &Node,
     attributes: &PayloadAttributes,
 ) -> Result<ethrex_blockchain::BuiltBlock, ethrex_blockchain::BlockError> {

@@ -3,6 +3,7 @@
 mod admin;
 pub mod api;
 pub mod block;
+mod dev;
 mod engine;
 mod eth;
 pub mod jwt;
