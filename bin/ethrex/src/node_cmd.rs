@@ -299,6 +299,7 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
         if args.dev {
             let recipient = crate::dev::accounts()?[0];
+            node.following.store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::info!(period = args.dev_period, chain_id = crate::dev::CHAIN_ID, mnemonic = crate::dev::MNEMONIC, "dev chain: producing blocks, no peers");
             tokio::spawn(crate::dev::produce(node.clone(), args.dev_period, recipient));
         } else if !args.p2p.disabled {

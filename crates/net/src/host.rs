@@ -3,7 +3,7 @@
 use alloy_primitives::B256;
 use ethrex_blockchain::fork_choice::ForkChoiceError;
 use ethrex_blockchain::{BatchError, Blockchain, ImportOutcome};
-use ethrex_common::BlockWithBal;
+use ethrex_common::{BlockWithBal, Transaction};
 
 /// The chain the network serves from and syncs into. The node implements it so that the
 /// sync's writes are serialised with its other writers (the Engine API); a bare
@@ -24,6 +24,29 @@ pub trait ChainHost: Send + Sync + 'static {
     /// valid block), so the consensus client is answered INVALID for it.
     fn mark_invalid(&self, hash: B256, latest_valid: B256, reason: String) {
         let _ = (hash, latest_valid, reason);
+    }
+
+    /// Whether peers' transactions are taken now: the node has a pool and follows the
+    /// chain (a node still syncing drops them, as geth does). Default: no pool.
+    fn accepts_transactions(&self) -> bool {
+        false
+    }
+
+    /// Adds peers' transactions to the pool: one verdict each, in order (`Ok`: pooled).
+    fn add_transactions(&self, txs: Vec<Transaction>) -> Vec<Result<(), String>> {
+        txs.iter().map(|_| Err("no transaction pool".into())).collect()
+    }
+
+    /// Whether the pool holds the transaction with this hash.
+    fn has_transaction(&self, hash: &B256) -> bool {
+        let _ = hash;
+        false
+    }
+
+    /// The pooled transactions among `hashes`, in request order (unknown ones skipped).
+    fn pooled_transactions(&self, hashes: &[B256]) -> Vec<Transaction> {
+        let _ = hashes;
+        Vec::new()
     }
 }
 

@@ -316,6 +316,7 @@ fn fork_choice(
         Ok(()) => {
             let unwound = old_head.map(|h| unwound_transactions(node, h)).unwrap_or_default();
             node.pool_on_new_head(unwound);
+            node.following.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         Err(ForkChoiceError::Unknown(_)) => {
             // Fetch the missing chain from peers; answered VALID once it is imported.

@@ -155,7 +155,11 @@ impl EthApiServer for EthRpc {
             ));
         }
         let accounts = crate::node::HeadAccounts(&self.node.chain.store);
-        let added = pool.add(tx, &accounts).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
+        let added =
+            pool.add(tx.clone(), &accounts).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
+        if let Some(network) = self.node.network.get() {
+            network.broadcast_transactions(vec![tx]);
+        }
         Ok(added.hash())
     }
 

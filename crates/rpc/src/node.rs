@@ -122,9 +122,12 @@ pub struct Node {
     /// The devp2p network, once started: syncs to heads the consensus client names that
     /// the node does not have, and answers `admin_*`.
     pub network: std::sync::OnceLock<ethrex_net::Network>,
-    /// The transaction pool: filled by `eth_sendRawTransaction`, drawn from by payload
-    /// building, cleaned on every new head.
+    /// The transaction pool: filled by `eth_sendRawTransaction` and peers, drawn from by
+    /// payload building, cleaned on every new head.
     pub pool: ethrex_txpool::TxPool,
+    /// Whether the node follows the chain (a forkchoiceUpdated made a known head
+    /// canonical, or it makes its own blocks): only then are peers' transactions taken.
+    pub following: std::sync::atomic::AtomicBool,
 }
 
 /// The head's accounts as the pool reads them (a store read that fails counts as a
@@ -167,6 +170,7 @@ impl Node {
         let pool = ethrex_txpool::TxPool::new(Default::default(), pool_head(&chain));
         Self {
             pool,
+            following: std::sync::atomic::AtomicBool::new(false),
             chain,
             pending: Mutex::new(SideBlocks::new()),
             invalid: Mutex::new(InvalidBlocks::new()),
@@ -228,5 +232,24 @@ impl ethrex_net::ChainHost for Node {
 
     fn mark_invalid(&self, hash: B256, latest_valid: B256, reason: String) {
         self.mark_invalid(hash, InvalidBlock { latest_valid, reason });
+    }
+
+    fn accepts_transactions(&self) -> bool {
+        self.following.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn add_transactions(&self, txs: Vec<ethrex_common::Transaction>) -> Vec<Result<(), String>> {
+        let accounts = HeadAccounts(&self.chain.store);
+        txs.into_iter()
+            .map(|tx| self.pool.add(tx, &accounts).map(|_| ()).map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    fn has_transaction(&self, hash: &B256) -> bool {
+        self.pool.get(hash).is_some()
+    }
+
+    fn pooled_transactions(&self, hashes: &[B256]) -> Vec<ethrex_common::Transaction> {
+        hashes.iter().filter_map(|h| self.pool.get(h)).map(|p| (*p.tx).clone()).collect()
     }
 }

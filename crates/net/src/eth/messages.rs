@@ -185,7 +185,7 @@ pub struct Transactions {
 }
 
 /// `NewPooledTransactionHashes` (0x08): `[types, [size...], [hash...]]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewPooledTransactionHashes {
     /// One transaction type byte per hash.
     pub types: Bytes,
@@ -425,9 +425,12 @@ impl EthMessage {
                 })
             }
             codes::GET_POOLED_TRANSACTIONS => {
+                // Up to an announcement's worth of hashes: peers ask for what was
+                // announced (devp2p's eth-test asks 2,000 at once); the answer is capped
+                // by the response limits, not the request.
                 EthMessage::GetPooledTransactions(GetPooledTransactions {
                     request_id: decode(buf)?,
-                    hashes: request_hashes(buf)?,
+                    hashes: decode_vec(buf, MAX_ANNOUNCED_HASHES)?,
                 })
             }
             codes::POOLED_TRANSACTIONS => {

@@ -751,9 +751,10 @@ fn request_list_limits() {
             request_id: 1,
             hashes: vec![B256::ZERO; MAX_REQUEST_ITEMS + 1],
         }),
+        // Pooled transactions are asked for by announcement: up to one's worth.
         EthMessage::GetPooledTransactions(GetPooledTransactions {
             request_id: 1,
-            hashes: vec![B256::ZERO; MAX_REQUEST_ITEMS + 1],
+            hashes: vec![B256::ZERO; MAX_ANNOUNCED_HASHES + 1],
         }),
         EthMessage::BlockAccessLists(BlockAccessLists {
             request_id: 1,

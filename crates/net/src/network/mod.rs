@@ -4,6 +4,7 @@
 mod peer;
 mod peers;
 mod serve;
+mod transactions;
 
 pub use peer::{
     Peer, PeerRange, RequestError, MAX_INFLIGHT_PER_PEER, PING_INTERVAL, PONG_TIMEOUT,
@@ -252,6 +253,11 @@ impl Network {
     /// Tells every peer our new head (BlockRangeUpdate), after the head moved.
     pub fn announce_head(&self) {
         announce_head(&self.inner);
+    }
+
+    /// Passes transactions the pool just took (from RPC, say) on to the peers.
+    pub fn broadcast_transactions(&self, txs: Vec<ethrex_common::Transaction>) {
+        transactions::propagate(&self.inner, txs, None);
     }
 }
 

@@ -78,6 +78,8 @@ pub struct Peer {
     inflight: AtomicUsize,
     /// Cancelled when we drop the peer: its read task ends at once.
     closed: tokio_util::sync::CancellationToken,
+    /// Transaction hashes it is known to have (it sent or was sent them).
+    pub(crate) known: super::transactions::KnownTxs,
 }
 
 impl std::fmt::Debug for Peer {
@@ -102,8 +104,15 @@ impl Peer {
         self.inflight.load(Ordering::Relaxed)
     }
 
+    /// Sends `message` (an announcement: nothing is awaited); a failed send is left for
+    /// the read loop to notice.
+    pub(crate) async fn send(&self, message: EthMessage) {
+        let (code, payload) = message.encode(self.version);
+        let _ = self.writer.send(code, &payload).await;
+    }
+
     /// Sends `request` (its request id is set here) and waits for the answer.
-    async fn request(
+    pub(crate) async fn request(
         &self,
         make: impl FnOnce(u64) -> EthMessage,
     ) -> Result<EthMessage, RequestError> {
@@ -271,6 +280,7 @@ pub(crate) async fn establish(
         next_id: AtomicU64::new(1),
         inflight: AtomicUsize::new(0),
         closed: tokio_util::sync::CancellationToken::new(),
+        known: Default::default(),
     });
     if !inner.peers.insert(peer.clone(), inner.config.max_peers) {
         peer.disconnect(DisconnectReason::TooManyPeers).await;
@@ -361,11 +371,10 @@ async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Re
             let version = peer.version;
             // Store reads block: off the async workers. One request at a time per peer,
             // which also bounds what one peer can make us do.
-            let answer = tokio::task::spawn_blocking(move || {
-                serve::answer(&host.chain().store, version, &message)
-            })
-            .await
-            .map_err(|e| format!("serving task failed: {e}"))?;
+            let answer =
+                tokio::task::spawn_blocking(move || serve::answer(&*host, version, &message))
+                    .await
+                    .map_err(|e| format!("serving task failed: {e}"))?;
             match answer {
                 Ok(answer) => {
                     let (code, payload) = answer.encode(peer.version);
@@ -407,8 +416,10 @@ async fn handle(inner: &Arc<Inner>, peer: &Arc<Peer>, message: EthMessage) -> Re
             };
             Ok(())
         }
-        // No transaction pool: announcements and transactions are accepted and dropped.
-        EthMessage::Transactions(_) | EthMessage::NewPooledTransactionHashes(_) => Ok(()),
+        EthMessage::Transactions(m) => super::transactions::on_transactions(inner, peer, m).await,
+        EthMessage::NewPooledTransactionHashes(m) => {
+            super::transactions::on_announcement(inner, peer, m).await
+        }
         EthMessage::Status(_) => {
             inner.peers.punish(peer.id, Offence::Malformed);
             peer.disconnect(DisconnectReason::BreachOfProtocol).await;

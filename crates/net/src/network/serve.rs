@@ -10,10 +10,11 @@ use ethrex_storage::{Store, StoreError};
 
 /// The answer to `request`, a request message.
 pub(crate) fn answer(
-    store: &Store,
+    host: &dyn crate::ChainHost,
     version: u32,
     request: &EthMessage,
 ) -> Result<EthMessage, StoreError> {
+    let store = &host.chain().store;
     Ok(match request {
         EthMessage::GetBlockHeaders(r) => {
             // Lookups see only what the store holds; a read error ends the list there
@@ -54,11 +55,17 @@ pub(crate) fn answer(
                 access_lists,
             })
         }
-        // No transaction pool: nothing to give.
+        // In request order, unknown ones skipped, within the response limits.
         EthMessage::GetPooledTransactions(r) => {
+            let raw: Vec<alloy_primitives::Bytes> = host
+                .pooled_transactions(&r.hashes)
+                .iter()
+                .map(|tx| alloy_rlp::encode(tx).into())
+                .collect();
+            let transactions = fill_response(raw, |t| t.len());
             EthMessage::PooledTransactions(PooledTransactions {
                 request_id: r.request_id,
-                transactions: Vec::new(),
+                transactions,
             })
         }
         other => {
