@@ -66,12 +66,14 @@ pub(crate) fn genesis() -> anyhow::Result<alloy_genesis::Genesis> {
 }
 
 /// Produces blocks until the runtime stops: one every `period` seconds, or, with a zero
-/// period, one whenever the pool holds a transaction.
+/// period, one whenever the pool holds a transaction a block can take.
 pub(crate) async fn produce(node: Arc<ethrex_rpc::Node>, period: u64, fee_recipient: Address) {
     loop {
         if period == 0 {
             tokio::time::sleep(POLL).await;
-            if node.pool.is_empty() {
+            let waiting = node.clone();
+            let pending = tokio::task::spawn_blocking(move || waiting.has_pending_transactions());
+            if !pending.await.unwrap_or(false) {
                 continue;
             }
         } else {

@@ -6,6 +6,12 @@ use alloy_primitives::{keccak256, Address, Bytes, B256};
 use ethrex_blockchain::{BlockError, PayloadAttributes};
 
 impl Node {
+    /// Whether the pool holds a transaction the next block could take (queued ones
+    /// behind a nonce gap do not count: they would make only empty blocks).
+    pub fn has_pending_transactions(&self) -> bool {
+        self.pool.best(&crate::node::HeadAccounts(&self.chain.store)).next().is_some()
+    }
+
     /// Builds a block on the head from the pool (as a payload for the consensus client
     /// would be), imports it as the new head, makes it durable and updates the pool.
     /// `now` is the wall clock in seconds (the block's timestamp, or the parent's plus
