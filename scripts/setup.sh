@@ -10,5 +10,26 @@ if ! dpkg -s libclang-dev >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev clang >/dev/null
 fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/ethrex-target}"
+# The cache outlives the clone, and every rebuild of a test leaves its old binary behind
+# (several hundred MB each with debug info): keep the newest binary of each name only.
+if [ -d "$CARGO_TARGET_DIR/release/deps" ]; then
+    python3 - "$CARGO_TARGET_DIR/release/deps" <<'PRUNE'
+import collections, os, stat, sys
+deps = sys.argv[1]
+newest = collections.defaultdict(list)
+for name in os.listdir(deps):
+    path = os.path.join(deps, name)
+    st = os.lstat(path)
+    if "." not in name and stat.S_ISREG(st.st_mode) and st.st_mode & stat.S_IXUSR:
+        newest[name.rsplit("-", 1)[0]].append((st.st_mtime, path, st.st_size))
+freed = 0
+for versions in newest.values():
+    for _, path, size in sorted(versions, reverse=True)[1:]:
+        os.remove(path)
+        freed += size
+if freed:
+    print(f"pruned {freed / 1e9:.1f} GB of stale test binaries from the build cache")
+PRUNE
+fi
 cargo build --release --locked -p ethrex
 echo "built $CARGO_TARGET_DIR/release/ethrex"
