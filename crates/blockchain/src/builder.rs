@@ -92,12 +92,7 @@ impl Blockchain {
         attributes: &PayloadAttributes,
         transactions: Vec<Transaction>,
     ) -> Result<BuiltBlock, BlockError> {
-        let parent_hash =
-            self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
-        let parent = self
-            .store
-            .header(&parent_hash)?
-            .ok_or(BlockError::from(NodeFault::UnknownParent(parent_hash)))?;
+        let (parent_hash, parent) = self.head_to_build_on()?;
         let timestamp = attributes.timestamp;
         let fork = self.config.pos_fork_at(timestamp);
         let blob_gas_used = ethrex_common::blob_gas_used(&transactions);
@@ -137,12 +132,7 @@ impl Blockchain {
         attributes: &PowAttributes,
         transactions: Vec<Transaction>,
     ) -> Result<BlockWithBal, BlockError> {
-        let parent_hash =
-            self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
-        let parent = self
-            .store
-            .header(&parent_hash)?
-            .ok_or(BlockError::from(NodeFault::UnknownParent(parent_hash)))?;
+        let (parent_hash, parent) = self.head_to_build_on()?;
         let parent_td = self.store.total_difficulty(&parent_hash)?.unwrap_or_default();
         if crate::consensus::merge::after_merge(&self.config, &parent, parent_td) {
             let terminal = self.config.inner.terminal_total_difficulty.unwrap_or_default();
@@ -171,6 +161,14 @@ impl Blockchain {
         };
         let body = BlockBody { transactions, ommers: attributes.ommers.clone(), withdrawals: None };
         Ok(self.fill_from_execution(Block { header, body }, &parent)?.block)
+    }
+
+    /// The head's hash and header: what a new block is built on.
+    fn head_to_build_on(&self) -> Result<(B256, Header), BlockError> {
+        let hash = self.store.head()?.ok_or_else(|| BlockError::storage("store has no head"))?;
+        let header =
+            self.store.header(&hash)?.ok_or(BlockError::from(NodeFault::UnknownParent(hash)))?;
+        Ok((hash, header))
     }
 
     /// Executes `block` on `parent` (the head) and fills in what execution decides: gas
