@@ -1,4 +1,4 @@
-//! The pool's limits and prices.
+//! The pool's limits and prices (geth's legacypool and blobpool defaults where it has one).
 
 /// Limits and prices (defaults after geth's legacypool, with room for a 2,000-transaction
 /// burst from one sender, which devp2p's eth-test sends in one message).
@@ -16,8 +16,19 @@ pub struct PoolConfig {
     pub max_per_sender: usize,
     /// How far ahead of the account nonce a queued transaction may be.
     pub max_nonce_gap: u64,
-    /// The largest encoded transaction accepted.
+    /// The largest encoded transaction accepted (blob transactions: without the sidecar).
     pub max_tx_size: usize,
+    /// How much more (percent) a blob transaction's replacement must pay on its fee cap,
+    /// its tip and its blob fee cap.
+    pub blob_price_bump: u128,
+    /// Blob transactions one sender may have pooled.
+    pub max_blob_txs_per_sender: usize,
+    /// The largest blob transaction accepted, sidecar included (network form).
+    pub max_blob_tx_size: usize,
+    /// Sidecar bytes the blob store holds at most (on disk when the pool has a directory).
+    pub blob_datacap: usize,
+    /// Sidecar bytes the blob store keeps in memory besides the disk copy.
+    pub blob_cache_bytes: usize,
 }
 
 impl Default for PoolConfig {
@@ -30,6 +41,11 @@ impl Default for PoolConfig {
             max_per_sender: 4096,
             max_nonce_gap: 4096,
             max_tx_size: 128 << 10,
+            blob_price_bump: 100,
+            max_blob_txs_per_sender: 16,
+            max_blob_tx_size: 1 << 20,
+            blob_datacap: 2560 << 20,
+            blob_cache_bytes: 64 << 20,
         }
     }
 }

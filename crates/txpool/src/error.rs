@@ -16,9 +16,52 @@ pub enum PoolError {
     /// The type is not active at the head's next block.
     #[error("transaction type not supported")]
     TypeNotSupported,
-    /// Blob transactions need the blob pool, which this pool is not.
-    #[error("blob transactions are not accepted yet (no blob pool)")]
-    BlobNotSupported,
+    /// A blob transaction without its sidecar (the consensus form, not the network form).
+    #[error("missing sidecar in blob transaction")]
+    MissingSidecar,
+    /// A blob transaction without blobs.
+    #[error("blobless blob transaction")]
+    Blobless,
+    /// More blobs than one transaction may carry.
+    #[error("transaction blob limit exceeded: blob count {count}, limit {limit}")]
+    TooManyBlobs {
+        /// The transaction's blobs.
+        count: usize,
+        /// The limit at the head's next block.
+        limit: usize,
+    },
+    /// The sidecar's lists disagree with each other or with the transaction, or its
+    /// version is not the one the fork wants.
+    #[error("Wrong sidecar format: {0}")]
+    SidecarFormat(String),
+    /// A commitment does not hash to the transaction's versioned hash.
+    #[error("blob {index}: computed hash {computed} mismatches transaction one {expected}")]
+    VersionedHashMismatch {
+        /// The blob's position.
+        index: usize,
+        /// What the commitment hashes to.
+        computed: B256,
+        /// What the transaction carries.
+        expected: B256,
+    },
+    /// The KZG proofs do not prove the blobs against the commitments.
+    #[error("KZG verification error: {0}")]
+    Kzg(String),
+    /// The blob fee cap is below the least blob fee (1 wei).
+    #[error("transaction gas price below minimum: blob fee cap {0}, minimum needed 1")]
+    BlobFeeCapTooLow(u128),
+    /// The sender has transactions of the other kind (blob or not) pooled: an account
+    /// lives in one sub-pool at a time.
+    #[error("address already reserved")]
+    AddressReserved,
+    /// A blob transaction behind a nonce gap (blob transactions are only pooled in order).
+    #[error("nonce too high: tx nonce {got}, gapped nonce {next}")]
+    BlobNonceGap {
+        /// The nonce the sender's next blob transaction must take.
+        next: u64,
+        /// The transaction's nonce.
+        got: u64,
+    },
     /// Larger than the pool keeps (128 KiB encoded).
     #[error("oversized data")]
     Oversized,
@@ -98,6 +141,23 @@ pub enum PoolError {
     /// The encoding is not a transaction.
     #[error("rlp: {0}")]
     Decode(String),
+}
+
+impl PoolError {
+    /// Whether the transaction proves its deliverer broke the protocol (geth drops such a
+    /// peer): its sidecar is missing, malformed or does not prove its blobs. Prices,
+    /// nonces and balances are not a peer's fault: they depend on the pool's view.
+    pub fn is_peer_fault(&self) -> bool {
+        matches!(
+            self,
+            PoolError::MissingSidecar
+                | PoolError::Blobless
+                | PoolError::SidecarFormat(_)
+                | PoolError::VersionedHashMismatch { .. }
+                | PoolError::Kzg(_)
+                | PoolError::Decode(_)
+        )
+    }
 }
 
 /// What the pool did with a transaction it accepted.

@@ -3,14 +3,18 @@
 //! queued until the gap fills. Which is which is decided against the head's accounts
 //! when asked, so a new head needs no re-sorting, only `on_new_head`'s clean-up.
 
+use crate::blob_store::BlobStore;
+use crate::blobs::{check_sidecar, split_sidecar, verify_sidecar, with_sidecar, Sidecar};
 use crate::config::PoolConfig;
 use crate::error::{Added, PoolError};
-use crate::validate::{check_transaction, effective_tip, max_cost, Account, AccountSource, Head};
+use crate::validate::{
+    check_transaction, effective_tip, max_cost, Account, AccountSource, Head,
+};
 use alloy_consensus::transaction::SignerRecoverable as _;
 use alloy_consensus::Transaction as _;
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, B256, U256};
-use ethrex_common::Transaction;
+use ethrex_common::{Fork, Transaction};
 use parking_lot::RwLock;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -18,13 +22,14 @@ use std::sync::Arc;
 /// A pooled transaction with what was worked out once on entry.
 #[derive(Debug, Clone)]
 pub struct PooledTx {
-    /// The transaction (consensus form).
+    /// The transaction (consensus form: a blob transaction's sidecar is in the blob store).
     pub tx: Arc<Transaction>,
     /// Its hash.
     pub hash: B256,
     /// Its sender, recovered on entry.
     pub sender: Address,
-    /// Its encoded size (EIP-2718).
+    /// Its encoded size in the network form (EIP-2718, a blob transaction with its
+    /// sidecar): what an announcement carries.
     pub size: usize,
     /// Arrival order: breaks ties between equal tips (first come, first served).
     pub seq: u64,
@@ -33,6 +38,15 @@ pub struct PooledTx {
 impl PooledTx {
     fn nonce(&self) -> u64 {
         self.tx.nonce()
+    }
+
+    /// The bytes it takes in the pool's memory (a sidecar counts against the blob store).
+    fn mem_size(&self) -> usize {
+        if self.tx.is_eip4844() {
+            self.tx.encode_2718_len()
+        } else {
+            self.size
+        }
     }
 }
 
@@ -46,14 +60,14 @@ struct Inner {
 
 impl Inner {
     fn insert(&mut self, pooled: PooledTx) {
-        self.bytes += pooled.size;
+        self.bytes += pooled.mem_size();
         self.by_sender.entry(pooled.sender).or_default().insert(pooled.nonce(), pooled.hash);
         self.by_hash.insert(pooled.hash, pooled);
     }
 
     fn remove(&mut self, hash: &B256) -> Option<PooledTx> {
         let pooled = self.by_hash.remove(hash)?;
-        self.bytes -= pooled.size;
+        self.bytes -= pooled.mem_size();
         if let Some(txs) = self.by_sender.get_mut(&pooled.sender) {
             if txs.get(&pooled.nonce()) == Some(hash) {
                 txs.remove(&pooled.nonce());
@@ -72,14 +86,30 @@ impl Inner {
     }
 
     /// The cheapest transaction that is its sender's last (evicting it leaves no gap),
-    /// by effective tip at `base_fee`, then latest arrival.
-    fn cheapest_last(&self, base_fee: u64) -> Option<&PooledTx> {
+    /// among blob or among non-blob transactions, by blob fee cap (blob transactions),
+    /// then effective tip at `base_fee`, then latest arrival.
+    fn cheapest_last(&self, base_fee: u64, blob: bool) -> Option<&PooledTx> {
         self.by_sender
             .values()
             .filter_map(|txs| txs.values().next_back())
             .map(|h| &self.by_hash[h])
-            .min_by_key(|p| (effective_tip(&p.tx, base_fee), std::cmp::Reverse(p.seq)))
+            .filter(|p| p.tx.is_eip4844() == blob)
+            .min_by_key(|p| price_key(&p.tx, base_fee, p.seq))
     }
+
+    /// The sender's pooled transactions whose kind (blob or not) is not `blob`'s.
+    fn holds_other_kind(&self, sender: &Address, blob: bool) -> bool {
+        self.by_sender
+            .get(sender)
+            .is_some_and(|txs| txs.values().any(|h| self.by_hash[h].tx.is_eip4844() != blob))
+    }
+}
+
+/// What eviction orders by: the blob fee cap, then the effective tip, then arrival (the
+/// later goes first).
+fn price_key(tx: &Transaction, base_fee: u64, seq: u64) -> (u128, u128, std::cmp::Reverse<u64>) {
+    let blob_fee_cap = tx.max_fee_per_blob_gas().unwrap_or_default();
+    (blob_fee_cap, effective_tip(tx, base_fee), std::cmp::Reverse(seq))
 }
 
 /// The transaction pool. Cheap to share: every method takes `&self`.
@@ -87,12 +117,37 @@ pub struct TxPool {
     config: PoolConfig,
     head: RwLock<Head>,
     inner: RwLock<Inner>,
+    blobs: BlobStore,
 }
 
 impl TxPool {
-    /// An empty pool at `head`.
+    /// An empty pool at `head`, its sidecars in memory.
     pub fn new(config: PoolConfig, head: Head) -> Self {
-        Self { config, head: RwLock::new(head), inner: RwLock::default() }
+        Self::with_blob_store(config, head, BlobStore::in_memory())
+    }
+
+    /// An empty pool at `head` keeping sidecars in `blobs`.
+    pub fn with_blob_store(config: PoolConfig, head: Head, blobs: BlobStore) -> Self {
+        Self { config, head: RwLock::new(head), inner: RwLock::default(), blobs }
+    }
+
+    /// The pool's limits and prices.
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    /// The sidecars of the pool's blob transactions.
+    pub fn blob_store(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// Removes a transaction and, for a blob transaction, its sidecar.
+    fn remove(&self, inner: &mut Inner, hash: &B256) -> Option<PooledTx> {
+        let pooled = inner.remove(hash)?;
+        if pooled.tx.is_eip4844() {
+            self.blobs.remove(hash);
+        }
+        Some(pooled)
     }
 
     /// The head the pool validates against.
@@ -111,18 +166,26 @@ impl TxPool {
         self.add(tx, state)
     }
 
-    /// Validates `tx` against the head and the sender's account, then pools it: as a new
-    /// transaction, or replacing the sender's transaction with the same nonce if it pays
-    /// `price_bump` percent more on both fee cap and tip. A full pool makes room by
-    /// dropping its cheapest transaction if `tx` pays more.
+    /// Validates `tx` (in its network form: a blob transaction with its sidecar) against
+    /// the head and the sender's account, then pools it: as a new transaction, or
+    /// replacing the sender's transaction with the same nonce if it pays `price_bump`
+    /// percent more (`blob_price_bump` for blob transactions) on fee cap and tip (and
+    /// blob fee cap). A full pool makes room by dropping its cheapest transaction of the
+    /// same kind if `tx` pays more.
     pub fn add(&self, tx: Transaction, state: &dyn AccountSource) -> Result<Added, PoolError> {
+        let size = tx.encode_2718_len();
+        let (tx, sidecar) = split_sidecar(tx);
         let hash = *tx.hash();
+        let head = self.head();
+        let blob = tx.is_eip4844();
+        // A malformed sidecar is its deliverer's fault even for a known hash: checked first.
+        if blob && head.fork >= Fork::Cancun {
+            check_sidecar(&tx, sidecar.as_ref(), &head)?;
+        }
         if self.inner.read().by_hash.contains_key(&hash) {
             return Err(PoolError::AlreadyKnown);
         }
         let sender = tx.recover_signer().map_err(|_| PoolError::InvalidSender)?;
-        let size = tx.encode_2718_len();
-        let head = self.head();
         check_transaction(&tx, sender, size, &head, &self.config)?;
         let account = state.account(&sender).unwrap_or_default();
         let nonce = tx.nonce();
@@ -132,10 +195,19 @@ impl TxPool {
         if nonce > account.nonce + self.config.max_nonce_gap {
             return Err(PoolError::NonceTooHigh { next: account.nonce, got: nonce });
         }
+        if blob {
+            self.check_blob_slot(&tx, sender, account.nonce)?;
+            if let Some(sidecar) = &sidecar {
+                verify_sidecar(&tx, sidecar)?;
+            }
+        }
 
         let mut inner = self.inner.write();
         if inner.by_hash.contains_key(&hash) {
             return Err(PoolError::AlreadyKnown);
+        }
+        if inner.holds_other_kind(&sender, blob) {
+            return Err(PoolError::AddressReserved);
         }
         let replaced = inner.by_sender.get(&sender).and_then(|t| t.get(&nonce)).copied();
         if let Some(old) = replaced.map(|h| &inner.by_hash[&h]) {
@@ -161,36 +233,95 @@ impl TxPool {
             return Err(PoolError::AccountLimit(pooled_by_sender));
         }
         if let Some(old) = replaced {
-            inner.remove(&old);
+            self.remove(&mut inner, &old);
         }
-        // Room: drop the cheapest (a sender's last) while the pool is over a limit.
-        let tip = effective_tip(&tx, head.base_fee);
+        // Room: drop the cheapest of the same kind (a sender's last) while the pool is
+        // over a limit.
+        let price = price_key(&tx, head.base_fee, u64::MAX);
+        let sidecar_size = size - tx.encode_2718_len();
+        let mem_size = if blob { size - sidecar_size } else { size };
         while inner.by_hash.len() >= self.config.max_transactions
-            || inner.bytes + size > self.config.max_bytes
+            || inner.bytes + mem_size > self.config.max_bytes
+            || (blob && self.blobs.bytes() + sidecar_size > self.config.blob_datacap)
         {
-            let Some(cheapest) = inner.cheapest_last(head.base_fee) else { break };
-            if effective_tip(&cheapest.tx, head.base_fee) >= tip {
+            let over_tx_limits = inner.by_hash.len() >= self.config.max_transactions
+                || inner.bytes + mem_size > self.config.max_bytes;
+            // Over the transaction limits any kind may go; over the datacap only blobs.
+            let cheapest = inner
+                .cheapest_last(head.base_fee, blob)
+                .or_else(|| if over_tx_limits { inner.cheapest_last(head.base_fee, !blob) } else { None });
+            let Some(cheapest) = cheapest else { return Err(PoolError::PoolFull) };
+            if (price.0, price.1) <= {
+                let key = price_key(&cheapest.tx, head.base_fee, cheapest.seq);
+                (key.0, key.1)
+            } {
                 return Err(PoolError::PoolFull);
             }
             let cheapest = cheapest.hash;
-            inner.remove(&cheapest);
+            self.remove(&mut inner, &cheapest);
         }
         inner.seq += 1;
         let seq = inner.seq;
+        if let Some(sidecar) = sidecar.filter(|_| blob) {
+            self.blobs.put(hash, sidecar);
+        }
         inner.insert(PooledTx { tx: Arc::new(tx), hash, sender, size, seq });
         let gapless = inner.contiguous(&sender, account.nonce).any(|p| p.hash == hash);
         Ok(if gapless { Added::Pending(hash) } else { Added::Queued(hash) })
     }
 
-    /// Whether `new` pays `price_bump` percent more than `old` on fee cap and on tip.
+    /// A blob transaction's place among its sender's: no nonce gap (blob transactions
+    /// are pooled in order) and at most `max_blob_txs_per_sender` of them.
+    fn check_blob_slot(
+        &self,
+        tx: &Transaction,
+        sender: Address,
+        account_nonce: u64,
+    ) -> Result<(), PoolError> {
+        let inner = self.inner.read();
+        let next = account_nonce + inner.contiguous(&sender, account_nonce).count() as u64;
+        if tx.nonce() > next {
+            return Err(PoolError::BlobNonceGap { next, got: tx.nonce() });
+        }
+        let pooled = inner.by_sender.get(&sender).map_or(0, |t| t.len());
+        if tx.nonce() == next && pooled >= self.config.max_blob_txs_per_sender {
+            return Err(PoolError::AccountLimit(pooled));
+        }
+        Ok(())
+    }
+
+    /// Whether `new` pays the bump more than `old` on fee cap and on tip, and for blob
+    /// transactions on the blob fee cap too (strictly more, and at least the bump).
     fn pays_enough_more(&self, new: &Transaction, old: &Transaction) -> bool {
-        let bumped = |v: u128| v.saturating_mul(100 + self.config.price_bump) / 100;
-        let (new_cap, old_cap) = (new.max_fee_per_gas(), old.max_fee_per_gas());
-        let (new_tip, old_tip) = (new.priority_fee_or_price(), old.priority_fee_or_price());
-        new_cap > old_cap
-            && new_tip > old_tip
-            && new_cap >= bumped(old_cap)
-            && new_tip >= bumped(old_tip)
+        let bump = if new.is_eip4844() || old.is_eip4844() {
+            self.config.blob_price_bump
+        } else {
+            self.config.price_bump
+        };
+        let enough = |new: u128, old: u128| {
+            new > old && new >= old.saturating_mul(100 + bump) / 100
+        };
+        let blob_fee = |tx: &Transaction| tx.max_fee_per_blob_gas().unwrap_or_default();
+        enough(new.max_fee_per_gas(), old.max_fee_per_gas())
+            && enough(new.priority_fee_or_price(), old.priority_fee_or_price())
+            && (!new.is_eip4844() || enough(blob_fee(new), blob_fee(old)))
+    }
+
+    /// The sidecar of the pooled blob transaction with this hash (or of one a recent
+    /// block included).
+    pub fn sidecar(&self, hash: &B256) -> Option<Arc<Sidecar>> {
+        self.blobs.get(hash)
+    }
+
+    /// The pooled transaction with this hash in its network form (a blob transaction
+    /// with its sidecar): what a peer asking for it is sent.
+    pub fn get_network(&self, hash: &B256) -> Option<Transaction> {
+        let pooled = self.get(hash)?;
+        if !pooled.tx.is_eip4844() {
+            return Some((*pooled.tx).clone());
+        }
+        let sidecar = self.blobs.get(hash)?;
+        Some(with_sidecar(&pooled.tx, (*sidecar).clone()))
     }
 
     /// The pooled transaction with this hash.
@@ -244,9 +375,12 @@ impl TxPool {
     /// The pending transactions a block at the head's next base fee can take, best
     /// first: per sender in nonce order, across senders by effective tip, then arrival.
     /// A sender's chain stops at its first transaction whose fee cap is below the base
-    /// fee.
+    /// fee, or whose blob fee cap is below the blob base fee.
     pub fn best(&self, state: &dyn AccountSource) -> crate::BestTransactions {
-        let base_fee = self.head.read().base_fee;
+        let (base_fee, blob_base_fee) = {
+            let head = self.head.read();
+            (head.base_fee, head.blob_base_fee)
+        };
         let inner = self.inner.read();
         let chains = inner
             .by_sender
@@ -255,7 +389,10 @@ impl TxPool {
                 let nonce = state.account(sender).unwrap_or_default().nonce;
                 inner
                     .contiguous(sender, nonce)
-                    .take_while(|p| p.tx.max_fee_per_gas() >= u128::from(base_fee))
+                    .take_while(|p| {
+                        p.tx.max_fee_per_gas() >= u128::from(base_fee)
+                            && p.tx.max_fee_per_blob_gas().is_none_or(|cap| cap >= blob_base_fee)
+                    })
                     .cloned()
                     .collect::<Vec<_>>()
             })
@@ -275,6 +412,7 @@ impl TxPool {
         state: &dyn AccountSource,
         reinject: Vec<Transaction>,
     ) -> usize {
+        let number = head.number;
         *self.head.write() = head;
         let mut dropped = 0;
         {
@@ -293,15 +431,33 @@ impl TxPool {
                         unaffordable.push(*h);
                     }
                 }
-                for hash in stale.iter().chain(&unaffordable) {
-                    inner.remove(hash);
+                // Below the account nonce: included (or replaced on chain). A blob
+                // transaction's sidecar stays a while, for a reorg to bring it back.
+                for hash in &stale {
+                    if inner.remove(hash).is_some_and(|p| p.tx.is_eip4844()) {
+                        self.blobs.retire(hash, number);
+                    }
+                    dropped += 1;
+                }
+                for hash in &unaffordable {
+                    self.remove(&mut inner, hash);
                     dropped += 1;
                 }
             }
         }
         for tx in reinject {
-            let _ = self.add(tx, state);
+            // A blob transaction comes back only with the sidecar the store kept.
+            let tx = match self.blobs.get(tx.tx_hash()) {
+                Some(sidecar) if tx.is_eip4844() => with_sidecar(&tx, (*sidecar).clone()),
+                _ if tx.is_eip4844() => continue,
+                _ => tx,
+            };
+            let hash = *tx.tx_hash();
+            if self.add(tx, state).is_ok() {
+                self.blobs.revive(&hash);
+            }
         }
+        self.blobs.prune(number);
         dropped
     }
 }

@@ -30,6 +30,12 @@ pub struct Head {
     pub base_fee: u64,
     /// The head's gas limit (a transaction must fit a block).
     pub gas_limit: u64,
+    /// The next block's blob base fee (0 before Cancun).
+    pub blob_base_fee: u128,
+    /// Blobs one transaction may carry at the next block (0 before Cancun).
+    pub max_blobs_per_tx: usize,
+    /// Blobs the next block may carry (0 before Cancun).
+    pub max_blobs_per_block: usize,
 }
 
 /// An account at the head.
@@ -53,9 +59,19 @@ impl AccountSource for std::collections::HashMap<Address, Account> {
     }
 }
 
-/// The most a transaction may cost its sender: gas limit times fee cap, plus its value.
+/// The most a transaction may cost its sender: gas limit times fee cap, plus its value,
+/// plus its blob gas times its blob fee cap.
 pub fn max_cost(tx: &Transaction) -> U256 {
-    U256::from(tx.gas_limit()) * U256::from(tx.max_fee_per_gas()) + tx.value()
+    let blob_gas = blob_count(tx) as u64 * alloy_eips::eip4844::DATA_GAS_PER_BLOB;
+    let blob_fee_cap = tx.max_fee_per_blob_gas().unwrap_or_default();
+    U256::from(tx.gas_limit()) * U256::from(tx.max_fee_per_gas())
+        + tx.value()
+        + U256::from(blob_gas) * U256::from(blob_fee_cap)
+}
+
+/// How many blobs a transaction carries.
+pub fn blob_count(tx: &Transaction) -> usize {
+    tx.blob_versioned_hashes().map_or(0, |h| h.len())
 }
 
 /// The tip a transaction pays per gas over `base_fee` (0 if its fee cap is below it).
@@ -63,7 +79,8 @@ pub fn effective_tip(tx: &Transaction, base_fee: u64) -> u128 {
     tx.effective_tip_per_gas(base_fee).unwrap_or(0)
 }
 
-/// The checks that need no account: the transaction against the head's next block.
+/// The checks that need no account: the transaction (consensus form; `size` is its
+/// network form's) against the head's next block.
 pub(crate) fn check_transaction(
     tx: &Transaction,
     sender: Address,
@@ -76,7 +93,7 @@ pub(crate) fn check_transaction(
         0 => true,
         1 => fork >= Fork::Berlin,
         2 => fork >= Fork::London,
-        3 if fork >= Fork::Cancun => return Err(PoolError::BlobNotSupported),
+        3 => fork >= Fork::Cancun,
         4 => fork >= Fork::Prague,
         _ => false,
     };
@@ -86,7 +103,8 @@ pub(crate) fn check_transaction(
     if tx.chain_id().is_some_and(|id| id != head.chain_id) {
         return Err(PoolError::InvalidSender);
     }
-    if size > config.max_tx_size {
+    let max_size = if tx.is_eip4844() { config.max_blob_tx_size } else { config.max_tx_size };
+    if size > max_size {
         return Err(PoolError::Oversized);
     }
     if tx.is_create() && fork >= Fork::Shanghai && tx.input().len() > MAX_INITCODE_SIZE {

@@ -26,6 +26,9 @@ fn head(fork: Fork) -> Head {
         fork,
         base_fee: BASE_FEE,
         gas_limit: 30_000_000,
+        blob_base_fee: 1,
+        max_blobs_per_tx: 6,
+        max_blobs_per_block: 9,
     }
 }
 
