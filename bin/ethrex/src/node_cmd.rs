@@ -278,7 +278,15 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     };
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
-    let node = Arc::new(Node::new(chain).with_persistence_lag(args.persistence_lag));
+    // The KZG trusted setup takes about a second to build: not inside the first blob
+    // transaction's time limit.
+    std::thread::spawn(ethrex_txpool::warm_kzg);
+    let blob_dir = args.db.datadir.join("blobpool");
+    let blobs = ethrex_txpool::BlobStore::on_disk(blob_dir.clone(), 64 << 20)
+        .with_context(|| format!("the blob pool's directory {}", blob_dir.display()))?;
+    let node = Arc::new(
+        Node::new(chain).with_blob_store(blobs).with_persistence_lag(args.persistence_lag),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

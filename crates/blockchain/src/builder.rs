@@ -16,7 +16,7 @@ use alloy_consensus::proofs::{calculate_transaction_root, calculate_withdrawals_
 use alloy_consensus::EMPTY_OMMER_ROOT_HASH;
 use alloy_eips::eip1559::BaseFeeParams;
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{Address, Bytes, B256, B64};
+use alloy_primitives::{Address, Bytes, B256, B64, U256};
 use ethrex_common::{
     compute_block_access_list_hash, Block, BlockBody, BlockWithBal, Fork, Header, RecoveredBlock,
     Transaction, Withdrawal,
@@ -73,6 +73,9 @@ pub struct BuiltBlock {
     pub block: BlockWithBal,
     /// The execution requests (Prague on); `None` before Prague.
     pub requests: Option<Requests>,
+    /// What the fee recipient earns in priority fees (wei): each transaction's gas used
+    /// times its effective tip. The Engine API's `blockValue`.
+    pub fees: U256,
 }
 
 impl Blockchain {
@@ -200,9 +203,19 @@ impl Blockchain {
         header.block_access_list_hash = output.bal.as_deref().map(compute_block_access_list_hash);
         header.state_root =
             compute_state_root(&self.store, parent.state_root, &output.accounts, output.codes)?;
+        let base_fee = recovered.block.header.base_fee_per_gas.unwrap_or_default();
+        let mut previous = 0;
+        let mut fees = U256::ZERO;
+        for (tx, receipt) in recovered.block.body.transactions.iter().zip(&output.receipts) {
+            let cumulative = alloy_consensus::TxReceipt::cumulative_gas_used(receipt);
+            let tip = alloy_consensus::Transaction::effective_tip_per_gas(tx, base_fee);
+            fees += U256::from(cumulative - previous) * U256::from(tip.unwrap_or_default());
+            previous = cumulative;
+        }
         Ok(BuiltBlock {
             block: BlockWithBal { block: recovered.block, bal: output.bal },
             requests: output.requests,
+            fees,
         })
     }
 }

@@ -4,6 +4,7 @@ use alloy_primitives::B256;
 use ethrex_blockchain::fork_choice::ForkChoiceError;
 use ethrex_blockchain::{BatchError, Blockchain, ImportOutcome};
 use ethrex_common::{BlockWithBal, Transaction};
+use ethrex_txpool::{Added, PoolError};
 
 /// The chain the network serves from and syncs into. The node implements it so that the
 /// sync's writes are serialised with its other writers (the Engine API); a bare
@@ -32,9 +33,10 @@ pub trait ChainHost: Send + Sync + 'static {
         false
     }
 
-    /// Adds peers' transactions to the pool: one verdict each, in order (`Ok`: pooled).
-    fn add_transactions(&self, txs: Vec<Transaction>) -> Vec<Result<(), String>> {
-        txs.iter().map(|_| Err("no transaction pool".into())).collect()
+    /// Adds peers' transactions (network form) to the pool: one verdict each, in order.
+    /// A verdict that `is_peer_fault` condemns the peer that delivered the transaction.
+    fn add_transactions(&self, txs: Vec<Transaction>) -> Vec<Result<Added, PoolError>> {
+        txs.iter().map(|_| Err(PoolError::PoolFull)).collect()
     }
 
     /// Whether the pool holds the transaction with this hash.
@@ -43,10 +45,11 @@ pub trait ChainHost: Send + Sync + 'static {
         false
     }
 
-    /// The pooled transactions among `hashes`, in request order (unknown ones skipped).
-    fn pooled_transactions(&self, hashes: &[B256]) -> Vec<Transaction> {
-        let _ = hashes;
-        Vec::new()
+    /// The pooled transaction with this hash in its network form (a blob transaction
+    /// with its sidecar), as a peer asking for it is sent it.
+    fn pooled_transaction(&self, hash: &B256) -> Option<Transaction> {
+        let _ = hash;
+        None
     }
 }
 

@@ -5,10 +5,10 @@ use crate::node::{BuiltPayload, InvalidBlock, Node};
 use alloy_consensus::Transaction as _;
 use alloy_eips::eip2718::Encodable2718;
 use alloy_eips::eip7685::Requests;
-use alloy_primitives::{keccak256, Bytes, B256, U256, U64};
+use alloy_primitives::{keccak256, Bytes, B256, U64};
 use alloy_rlp::Decodable;
 use alloy_rpc_types_engine::{
-    BlobAndProofV1, BlobsBundleV1, BlobsBundleV2, ExecutionPayloadBodyV2,
+    BlobAndProofV1, BlobAndProofV2, BlobsBundleV1, BlobsBundleV2, ExecutionPayloadBodyV2,
     ExecutionPayloadEnvelopeV3, ExecutionPayloadEnvelopeV4, ExecutionPayloadEnvelopeV5,
     ExecutionPayloadEnvelopeV6, ExecutionPayloadV3, ExecutionPayloadV4, ForkchoiceState,
     ForkchoiceUpdated, PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus,
@@ -49,6 +49,8 @@ pub(crate) const CAPABILITIES: &[&str] = &[
     "engine_getPayloadBodiesByHashV2",
     "engine_getPayloadBodiesByRangeV2",
     "engine_getBlobsV1",
+    "engine_getBlobsV2",
+    "engine_getBlobsV3",
 ];
 
 fn err(code: i32, message: impl Into<String>) -> ErrorObjectOwned {
@@ -401,27 +403,43 @@ fn invalid_ancestor_in_pending(node: &Node, head: B256) -> Option<InvalidBlock> 
 /// dropped (with its sender's later ones) and the block built again without it.
 const MAX_BUILD_ATTEMPTS: usize = 8;
 
+/// The sidecars of a built block's blob transactions, in block order.
+pub(crate) type Sidecars = Vec<Arc<ethrex_txpool::Sidecar>>;
+
 /// Builds on the head from the pool's best pending transactions: senders by effective
-/// tip, each in nonce order, while their gas limits fit the block's (blob transactions
-/// are not pooled yet). A transaction the block refuses is left out with its sender's
-/// later ones, and the block is built again; the last attempt is an empty block.
+/// tip, each in nonce order, while their gas limits fit the block's and their blobs the
+/// block's blob limit (a blob transaction only with a sidecar of the block fork's
+/// version). A transaction the block refuses is left out with its sender's later ones,
+/// and the block is built again; the last attempt is an empty block.
 pub(crate) fn build_from_pool(
     node: &Node,
     attributes: &PayloadAttributes,
-) -> Result<ethrex_blockchain::BuiltBlock, ethrex_blockchain::BlockError> {
+) -> Result<(ethrex_blockchain::BuiltBlock, Sidecars), ethrex_blockchain::BlockError> {
     let accounts = crate::node::HeadAccounts(&node.chain.store);
+    let config = &node.chain.config;
+    let max_blobs = config.blob_params_at(attributes.timestamp).map_or(0, |p| p.max_blob_count);
+    let cell_proofs = config.pos_fork_at(attributes.timestamp) >= Fork::Osaka;
     let mut excluded: std::collections::HashSet<alloy_primitives::Address> = Default::default();
     for _ in 0..MAX_BUILD_ATTEMPTS {
         let mut best = node.pool.best(&accounts);
         let mut gas_left = attributes.gas_limit;
+        let mut blobs_left = max_blobs as usize;
         let mut chosen: Vec<(alloy_primitives::Address, ethrex_common::Transaction)> = Vec::new();
+        let mut sidecars = Vec::new();
         while let Some(pooled) = best.next() {
             let gas = alloy_consensus::Transaction::gas_limit(&*pooled.tx);
-            if excluded.contains(&pooled.sender) || gas > gas_left {
+            let blobs = ethrex_txpool::blob_count(&pooled.tx);
+            let sidecar = (blobs > 0).then(|| node.pool.sidecar(&pooled.hash));
+            let fits = gas <= gas_left
+                && blobs <= blobs_left
+                && sidecar.as_ref().is_none_or(|s| s.as_ref().is_some_and(|s| s.is_eip7594() == cell_proofs));
+            if excluded.contains(&pooled.sender) || !fits {
                 best.skip_sender(pooled.sender);
                 continue;
             }
             gas_left -= gas;
+            blobs_left -= blobs;
+            sidecars.extend(sidecar.flatten());
             chosen.push((pooled.sender, (*pooled.tx).clone()));
             if gas_left < 21_000 {
                 break;
@@ -430,7 +448,7 @@ pub(crate) fn build_from_pool(
         let senders: Vec<_> = chosen.iter().map(|(s, _)| *s).collect();
         let txs = chosen.into_iter().map(|(_, tx)| tx).collect();
         match node.chain.build_payload(attributes, txs) {
-            Ok(built) => return Ok(built),
+            Ok(built) => return Ok((built, sidecars)),
             Err(e) => match failing_transaction(&e).and_then(|i| senders.get(i)) {
                 Some(sender) => {
                     tracing::debug!(%sender, error = %e, "payload building left a sender out");
@@ -440,7 +458,74 @@ pub(crate) fn build_from_pool(
             },
         }
     }
-    node.chain.build_payload(attributes, vec![])
+    Ok((node.chain.build_payload(attributes, vec![])?, vec![]))
+}
+
+/// The blobs bundle of a pre-Osaka payload: one proof per blob.
+fn bundle_v1(sidecars: &Sidecars) -> BlobsBundleV1 {
+    let mut bundle = BlobsBundleV1::default();
+    for sidecar in sidecars.iter().filter_map(|s| s.as_eip4844()) {
+        bundle.commitments.extend_from_slice(&sidecar.commitments);
+        bundle.proofs.extend_from_slice(&sidecar.proofs);
+        bundle.blobs.extend_from_slice(&sidecar.blobs);
+    }
+    bundle
+}
+
+/// The blobs bundle of an Osaka-on payload: 128 cell proofs per blob.
+fn bundle_v2(sidecars: &Sidecars) -> BlobsBundleV2 {
+    let mut bundle = BlobsBundleV2::default();
+    for sidecar in sidecars.iter().filter_map(|s| s.as_eip7594()) {
+        bundle.commitments.extend_from_slice(&sidecar.commitments);
+        bundle.proofs.extend_from_slice(&sidecar.cell_proofs);
+        bundle.blobs.extend_from_slice(&sidecar.blobs);
+    }
+    bundle
+}
+
+/// Most versioned hashes one `getBlobs*` request may ask for (the spec's minimum).
+const MAX_BLOB_REQUEST: usize = 128;
+
+/// The pooled blob with this versioned hash and its proofs, if its sidecar carries
+/// cell proofs (`cell_proofs`) or one proof per blob (otherwise).
+fn blob_and_proofs(
+    node: &Node,
+    hash: &B256,
+    cell_proofs: bool,
+) -> Option<(alloy_eips::eip4844::Blob, Vec<alloy_eips::eip4844::Bytes48>)> {
+    let (sidecar, i) = node.pool.blob_store().blob(hash)?;
+    match (&*sidecar, cell_proofs) {
+        (ethrex_txpool::Sidecar::Eip7594(s), true) => {
+            let per_blob = alloy_eips::eip7594::CELLS_PER_EXT_BLOB;
+            Some((s.blobs[i], s.cell_proofs[i * per_blob..(i + 1) * per_blob].to_vec()))
+        }
+        (ethrex_txpool::Sidecar::Eip4844(s), false) => Some((s.blobs[i], vec![s.proofs[i]])),
+        _ => None,
+    }
+}
+
+/// The head's fork is Osaka or later (getBlobsV1 is then unsupported).
+fn osaka_active(node: &Node) -> bool {
+    node.pool.head().fork >= Fork::Osaka
+}
+
+/// The `getBlobsV2`/`V3` answer: each blob with its cell proofs, `None` where missing.
+fn blobs_v2(node: &Node, hashes: &[B256]) -> RpcResult<Option<Vec<Option<BlobAndProofV2>>>> {
+    if hashes.len() > MAX_BLOB_REQUEST {
+        return Err(err(TOO_LARGE_REQUEST, "Too large request"));
+    }
+    if !node.following.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(None);
+    }
+    Ok(Some(
+        hashes
+            .iter()
+            .map(|h| {
+                blob_and_proofs(node, h, true)
+                    .map(|(blob, proofs)| BlobAndProofV2 { blob: Box::new(blob), proofs })
+            })
+            .collect(),
+    ))
 }
 
 /// The index of the transaction a build failed on, if it failed on one.
@@ -469,7 +554,8 @@ fn build_payload(
     id_input.extend_from_slice(a.prev_randao.as_slice());
     id_input.extend_from_slice(a.suggested_fee_recipient.as_slice());
     let id = PayloadId::new(keccak256(&id_input)[..8].try_into().expect("8 bytes"));
-    node.payloads.lock().insert(id, BuiltPayload::new(built));
+    let (built, sidecars) = built;
+    node.payloads.lock().insert(id, BuiltPayload::new(built, sidecars));
     Ok(id)
 }
 
@@ -507,9 +593,8 @@ fn built_payload(
     Ok((built, payload))
 }
 
-/// The envelope fields every `getPayload` version shares. The node has no transaction pool,
-/// so it claims no block value; it has no blob pool either, so the blob bundles are empty.
-const BLOCK_VALUE: U256 = U256::ZERO;
+/// The node builds its own payloads: it never asks the consensus client to prefer a
+/// builder's.
 const SHOULD_OVERRIDE_BUILDER: bool = false;
 
 /// The body of the block `hash` for `getPayloadBodies*V2`; `None` if the block is unknown.
@@ -663,9 +748,9 @@ impl EngineApiServer for EngineRpc {
         let (built, execution_payload) = built_payload(&self.node, payload_id, 4)?;
         Ok(ExecutionPayloadEnvelopeV4 {
             envelope_inner: ExecutionPayloadEnvelopeV3 {
+                blobs_bundle: bundle_v1(&built.sidecars),
                 execution_payload,
-                block_value: BLOCK_VALUE,
-                blobs_bundle: BlobsBundleV1::default(),
+                block_value: built.fees,
                 should_override_builder: SHOULD_OVERRIDE_BUILDER,
             },
             execution_requests: Requests::new(built.requests),
@@ -675,9 +760,9 @@ impl EngineApiServer for EngineRpc {
     fn get_payload_v5(&self, payload_id: PayloadId) -> RpcResult<ExecutionPayloadEnvelopeV5> {
         let (built, execution_payload) = built_payload(&self.node, payload_id, 5)?;
         Ok(ExecutionPayloadEnvelopeV5 {
+            blobs_bundle: bundle_v2(&built.sidecars),
             execution_payload,
-            block_value: BLOCK_VALUE,
-            blobs_bundle: BlobsBundleV2::default(),
+            block_value: built.fees,
             should_override_builder: SHOULD_OVERRIDE_BUILDER,
             execution_requests: Requests::new(built.requests),
         })
@@ -693,9 +778,9 @@ impl EngineApiServer for EngineRpc {
             slot_number: header.slot_number.unwrap_or_default(),
         };
         Ok(ExecutionPayloadEnvelopeV6 {
+            blobs_bundle: bundle_v2(&built.sidecars),
             execution_payload,
-            block_value: BLOCK_VALUE,
-            blobs_bundle: BlobsBundleV2::default(),
+            block_value: built.fees,
             should_override_builder: SHOULD_OVERRIDE_BUILDER,
             execution_requests: Requests::new(built.requests),
         })
@@ -734,8 +819,31 @@ impl EngineApiServer for EngineRpc {
     }
 
     fn get_blobs_v1(&self, versioned_hashes: Vec<B256>) -> RpcResult<Vec<Option<BlobAndProofV1>>> {
-        // No blob pool: every blob is unknown.
-        Ok(vec![None; versioned_hashes.len()])
+        if osaka_active(&self.node) {
+            return Err(err(UNSUPPORTED_FORK, "Unsupported fork: engine_getBlobsV1 ends at Osaka"));
+        }
+        if versioned_hashes.len() > MAX_BLOB_REQUEST {
+            return Err(err(TOO_LARGE_REQUEST, "Too large request"));
+        }
+        Ok(versioned_hashes
+            .iter()
+            .map(|h| {
+                blob_and_proofs(&self.node, h, false)
+                    .map(|(blob, proofs)| BlobAndProofV1 { blob: Box::new(blob), proof: proofs[0] })
+            })
+            .collect())
+    }
+
+    fn get_blobs_v2(&self, versioned_hashes: Vec<B256>) -> RpcResult<Option<Vec<BlobAndProofV2>>> {
+        // All or nothing.
+        Ok(blobs_v2(&self.node, &versioned_hashes)?.and_then(|all| all.into_iter().collect()))
+    }
+
+    fn get_blobs_v3(
+        &self,
+        versioned_hashes: Vec<B256>,
+    ) -> RpcResult<Option<Vec<Option<BlobAndProofV2>>>> {
+        blobs_v2(&self.node, &versioned_hashes)
     }
 }
 

@@ -142,11 +142,7 @@ impl EthApiServer for EthRpc {
 
     fn send_raw_transaction(&self, raw: Bytes) -> RpcResult<B256> {
         let pool = &self.node.pool;
-        let mut buf = raw.as_ref();
-        let tx = <ethrex_common::Transaction as alloy_eips::eip2718::Decodable2718>::decode_2718(
-            &mut buf,
-        )
-        .map_err(|e| err(SERVER_ERROR, format!("rlp: {e}")))?;
+        let tx = ethrex_txpool::decode_network(&raw).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
         // As geth by default: a signature valid on every chain is not taken over RPC.
         if alloy_consensus::Transaction::chain_id(&tx).is_none() {
             return Err(err(

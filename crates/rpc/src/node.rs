@@ -10,6 +10,7 @@ use ethrex_blockchain::fork_choice::BlockSource;
 use ethrex_blockchain::{Blockchain, BuiltBlock};
 use ethrex_common::BlockWithBal;
 use parking_lot::Mutex;
+use std::sync::Arc;
 use quick_cache::unsync::Cache;
 
 /// Side-chain blocks kept for a later fork choice. A reorg deeper than this needs sync.
@@ -26,12 +27,17 @@ pub struct BuiltPayload {
     pub(crate) block: BlockWithBal,
     /// The EIP-7685 requests the header's `requests_hash` commits to (type-prefixed).
     pub(crate) requests: Vec<Bytes>,
+    /// The sidecars of the block's blob transactions, in block order: the blobs bundle.
+    pub(crate) sidecars: Vec<Arc<ethrex_txpool::Sidecar>>,
+    /// The priority fees the fee recipient earns: `blockValue`.
+    pub(crate) fees: alloy_primitives::U256,
 }
 
 impl BuiltPayload {
     /// Keeps the requests as the Engine API hands them out: ordered by type, without the
     /// types that carry no request data (EIP-7685; `requests_hash` leaves them out too).
-    pub fn new(built: BuiltBlock) -> Self {
+    pub fn new(built: BuiltBlock, sidecars: Vec<Arc<ethrex_txpool::Sidecar>>) -> Self {
+        let fees = built.fees;
         let requests = built
             .requests
             .map(|r| r.take())
@@ -39,7 +45,7 @@ impl BuiltPayload {
             .into_iter()
             .filter(|r| r.len() > 1)
             .collect();
-        Self { block: built.block, requests }
+        Self { block: built.block, requests, sidecars, fees }
     }
 }
 
@@ -154,6 +160,13 @@ pub fn pool_head(chain: &Blockchain) -> ethrex_txpool::Head {
     let base_fee = head
         .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
         .unwrap_or_default();
+    let next_time = head.timestamp + 1;
+    let blob_params = (fork >= ethrex_common::Fork::Cancun)
+        .then(|| config.blob_params_at(next_time))
+        .flatten();
+    let blob_base_fee = blob_params
+        .zip(config.next_excess_blob_gas(&head, next_time))
+        .map_or(0, |(params, excess)| params.calc_blob_fee(excess));
     ethrex_txpool::Head {
         hash: head.hash_slow(),
         number: head.number,
@@ -161,6 +174,9 @@ pub fn pool_head(chain: &Blockchain) -> ethrex_txpool::Head {
         fork,
         base_fee,
         gas_limit: head.gas_limit,
+        blob_base_fee,
+        max_blobs_per_tx: blob_params.map_or(0, |p| p.max_blobs_per_tx as usize),
+        max_blobs_per_block: blob_params.map_or(0, |p| p.max_blob_count as usize),
     }
 }
 
@@ -179,6 +195,15 @@ impl Node {
             persistence_lag: 0,
             network: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Keeps the pool's sidecars in `store` (a directory under the datadir for a node;
+    /// the pool starts in memory). Call before any transaction arrives: the pool is
+    /// replaced.
+    pub fn with_blob_store(mut self, store: ethrex_txpool::BlobStore) -> Self {
+        let head = pool_head(&self.chain);
+        self.pool = ethrex_txpool::TxPool::with_blob_store(Default::default(), head, store);
+        self
     }
 
     /// Lets `forkchoiceUpdated` answer VALID while up to `lag` blocks are not yet on disk.
@@ -238,18 +263,19 @@ impl ethrex_net::ChainHost for Node {
         self.following.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn add_transactions(&self, txs: Vec<ethrex_common::Transaction>) -> Vec<Result<(), String>> {
+    fn add_transactions(
+        &self,
+        txs: Vec<ethrex_common::Transaction>,
+    ) -> Vec<Result<ethrex_txpool::Added, ethrex_txpool::PoolError>> {
         let accounts = HeadAccounts(&self.chain.store);
-        txs.into_iter()
-            .map(|tx| self.pool.add(tx, &accounts).map(|_| ()).map_err(|e| e.to_string()))
-            .collect()
+        txs.into_iter().map(|tx| self.pool.add(tx, &accounts)).collect()
     }
 
     fn has_transaction(&self, hash: &B256) -> bool {
         self.pool.get(hash).is_some()
     }
 
-    fn pooled_transactions(&self, hashes: &[B256]) -> Vec<ethrex_common::Transaction> {
-        hashes.iter().filter_map(|h| self.pool.get(h)).map(|p| (*p.tx).clone()).collect()
+    fn pooled_transaction(&self, hash: &B256) -> Option<ethrex_common::Transaction> {
+        self.pool.get_network(hash)
     }
 }

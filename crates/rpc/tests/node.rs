@@ -530,6 +530,94 @@ fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool
     assert_eq!(balance["result"], "0xb");
 }
 
+/// A one-blob transaction to `RECIPIENT` in its network form, with a cell-proof sidecar
+/// c-kzg computed for a blob of `seed` bytes.
+fn blob_transaction(nonce: u64, seed: u8) -> TxEnvelope {
+    use alloy_eips::eip7594::BlobTransactionSidecarEip7594;
+    let mut blob = alloy_eips::eip4844::Blob::default();
+    for chunk in blob.chunks_mut(32) {
+        chunk[1..].fill(seed); // each field element below the BLS modulus
+    }
+    let kzg = alloy_eips::eip4844::env_settings::EnvKzgSettings::Default.get();
+    let sidecar =
+        BlobTransactionSidecarEip7594::try_from_blobs_with_settings(vec![blob], kzg).unwrap();
+    let tx = alloy_consensus::TxEip4844 {
+        chain_id: 1,
+        nonce,
+        gas_limit: 250_000,
+        max_fee_per_gas: 1_000,
+        max_priority_fee_per_gas: 1,
+        to: RECIPIENT,
+        max_fee_per_blob_gas: 10,
+        blob_versioned_hashes: sidecar.versioned_hashes().collect(),
+        ..Default::default()
+    };
+    let sig = key().sign_hash_sync(&tx.signature_hash()).unwrap();
+    let consensus: TxEnvelope = tx.into_signed(sig).into();
+    ethrex_txpool::with_sidecar(&consensus, ethrex_txpool::Sidecar::Eip7594(sidecar))
+}
+
+#[test]
+fn a_blob_transaction_is_built_with_its_blobs_and_its_blobs_are_served_by_get_blobs() {
+    let node = start_node();
+    assert_eq!(node.fork_choice(node.genesis_hash), "VALID");
+    let tx = blob_transaction(0, 7);
+    let (bare, sidecar) = ethrex_txpool::split_sidecar(tx.clone());
+    let sidecar = sidecar.unwrap();
+    let versioned = sidecar.versioned_hashes().next().unwrap();
+    let blob = sidecar.blobs()[0];
+
+    // The consensus form alone is refused: RPC takes the network form.
+    let answer = node.eth("eth_sendRawTransaction", json!([raw(&bare)]));
+    assert_eq!(answer["error"]["message"], "missing sidecar in blob transaction", "{answer}");
+    let answer = node.eth("eth_sendRawTransaction", json!([raw(&tx)]));
+    assert_eq!(answer["result"], json!(tx.tx_hash()), "{answer}");
+
+    // getBlobs: V1 ended at Osaka; V2 all or nothing; V3 per blob; a bound on the request.
+    let unknown = B256::repeat_byte(1);
+    let v1 = node.engine("engine_getBlobsV1", json!([[versioned]]));
+    assert_eq!(v1["error"]["code"], -38005, "{v1}");
+    let v2 = node.engine("engine_getBlobsV2", json!([[versioned]]));
+    assert_eq!(v2["result"][0]["blob"], json!(blob), "{v2}");
+    let proofs = v2["result"][0]["proofs"].as_array().unwrap();
+    let expected_proofs = &sidecar.as_eip7594().unwrap().cell_proofs;
+    assert_eq!(proofs, &expected_proofs.iter().map(|p| json!(p)).collect::<Vec<_>>());
+    assert_eq!(node.engine("engine_getBlobsV2", json!([[versioned, unknown]]))["result"], Value::Null);
+    let v3 = node.engine("engine_getBlobsV3", json!([[unknown, versioned]]));
+    assert_eq!(v3["result"][0], Value::Null, "{v3}");
+    assert_eq!(v3["result"][1]["blob"], json!(blob), "{v3}");
+    let too_many = vec![unknown; 129];
+    assert_eq!(node.engine("engine_getBlobsV3", json!([too_many]))["error"]["code"], -38004);
+
+    // The payload carries the consensus form; its bundle carries the blob and proofs.
+    let v = node.engine(
+        "engine_forkchoiceUpdatedV4",
+        json!([{"headBlockHash": node.genesis_hash, "safeBlockHash": node.genesis_hash, "finalizedBlockHash": node.genesis_hash},
+               {"timestamp": "0xc", "prevRandao": B256::ZERO, "suggestedFeeRecipient": Address::ZERO, "withdrawals": [], "parentBeaconBlockRoot": B256::ZERO, "slotNumber": "0x1"}]),
+    );
+    let id = v["result"]["payloadId"].as_str().unwrap_or_else(|| panic!("{v}")).to_string();
+    let payload = node.engine("engine_getPayloadV6", json!([id]));
+    let result = &payload["result"];
+    assert_eq!(result["executionPayload"]["transactions"], json!([raw(&bare)]), "{payload}");
+    assert_eq!(result["executionPayload"]["blobGasUsed"], "0x20000");
+    assert_eq!(result["blobsBundle"]["blobs"], json!([blob]));
+    assert_eq!(result["blobsBundle"]["commitments"], json!(sidecar.commitments()));
+    assert_eq!(result["blobsBundle"]["proofs"].as_array().unwrap().len(), 128);
+    // One wei of tip on every unit of gas the transaction used.
+    let value: U256 = serde_json::from_value(result["blockValue"].clone()).unwrap();
+    assert!(value > U256::ZERO && value <= U256::from(250_000), "{value}");
+
+    let exec = &result["executionPayload"];
+    let hash: B256 = serde_json::from_value(exec["blockHash"].clone()).unwrap();
+    let status = node.engine("engine_newPayloadV5", json!([exec, [versioned], B256::ZERO, []]));
+    assert_eq!(status["result"]["status"], "VALID", "{status}");
+    fork_choice_until_valid(&node, hash);
+    // Included: out of the pool, but the blob is still served for a while.
+    assert_eq!(node.eth("txpool_status", json!([]))["result"]["pending"], "0x0");
+    let v3 = node.engine("engine_getBlobsV3", json!([[versioned]]));
+    assert_eq!(v3["result"][0]["blob"], json!(blob), "{v3}");
+}
+
 #[test]
 fn bad_requests_get_errors_and_the_node_keeps_serving() {
     let node = start_node();
@@ -811,7 +899,7 @@ fn built_payloads_hand_out_the_requests_their_header_commits_to() {
     ];
     let built = builder.build_payload(&attributes(12), txs).unwrap();
     let id = alloy_rpc_types_engine::PayloadId::new([7; 8]);
-    node.node.payloads.lock().insert(id, ethrex_rpc::node::BuiltPayload::new(built));
+    node.node.payloads.lock().insert(id, ethrex_rpc::node::BuiltPayload::new(built, vec![]));
 
     let v = node.engine("engine_getPayloadV6", json!([id]));
     let requests: Vec<Bytes> =

@@ -30,5 +30,5 @@ pub use blob_store::BlobStore;
 pub use blobs::{split_sidecar, warm_kzg, with_sidecar, Sidecar};
 pub use config::PoolConfig;
 pub use error::{Added, PoolError};
-pub use pool::{Content, PooledTx, TxPool};
+pub use pool::{decode_network, Content, PooledTx, TxPool};
 pub use validate::{blob_count, effective_tip, max_cost, Account, AccountSource, Head};

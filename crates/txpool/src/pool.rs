@@ -157,13 +157,7 @@ impl TxPool {
 
     /// Decodes a transaction in its network form (EIP-2718) and adds it.
     pub fn add_raw(&self, raw: &[u8], state: &dyn AccountSource) -> Result<Added, PoolError> {
-        let mut buf = raw;
-        let tx = <Transaction as alloy_eips::eip2718::Decodable2718>::decode_2718(&mut buf)
-            .map_err(|e| PoolError::Decode(e.to_string()))?;
-        if !buf.is_empty() {
-            return Err(PoolError::Decode("input too long".into()));
-        }
-        self.add(tx, state)
+        self.add(decode_network(raw)?, state)
     }
 
     /// Validates `tx` (in its network form: a blob transaction with its sidecar) against
@@ -460,6 +454,18 @@ impl TxPool {
         self.blobs.prune(number);
         dropped
     }
+}
+
+/// Decodes one transaction in its network form (EIP-2718; a blob transaction with its
+/// sidecar), as `eth_sendRawTransaction` takes it: nothing may follow it.
+pub fn decode_network(raw: &[u8]) -> Result<Transaction, PoolError> {
+    let mut buf = raw;
+    let tx = <Transaction as alloy_eips::eip2718::Decodable2718>::decode_2718(&mut buf)
+        .map_err(|e| PoolError::Decode(e.to_string()))?;
+    if !buf.is_empty() {
+        return Err(PoolError::Decode("input contains more than one value".into()));
+    }
+    Ok(tx)
 }
 
 /// The pool's transactions by sender and nonce: what `txpool_content` shows.

@@ -1,6 +1,7 @@
 //! The running network: the RLPx listener, dialing static peers and discovered nodes,
 //! the bounded peer set with its bans, serving, and the handle the node and its RPC use.
 
+mod fetcher;
 mod peer;
 mod peers;
 mod serve;
@@ -95,6 +96,8 @@ pub(crate) struct Inner {
     dialing: Mutex<HashSet<NodeId>>,
     discovery: Mutex<Option<Discovery>>,
     pub(crate) syncer: Syncer,
+    /// Announced transactions being fetched, and from whom.
+    pub(crate) fetcher: fetcher::TxFetcher,
     /// The head last announced to the peers.
     announced: Mutex<B256>,
     /// The runtime the network started on: its handle's methods may be called from any
@@ -167,6 +170,7 @@ impl Network {
         let inner = Arc::new(Inner {
             static_peers: Mutex::new(config.static_peers.clone()),
             syncer: Syncer::new(config.sync.clone()),
+            fetcher: Default::default(),
             config,
             host,
             peers: PeerSet::default(),

@@ -86,6 +86,11 @@ impl PeerSet {
         self.len() == 0
     }
 
+    /// The connected peer `id`.
+    pub fn get(&self, id: &NodeId) -> Option<Arc<Peer>> {
+        self.peers.lock().get(id).cloned()
+    }
+
     /// Whether `id` is connected.
     pub fn contains(&self, id: &NodeId) -> bool {
         self.peers.lock().contains_key(id)

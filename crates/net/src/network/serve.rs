@@ -55,12 +55,20 @@ pub(crate) fn answer(
                 access_lists,
             })
         }
-        // In request order, unknown ones skipped, within the response limits.
+        // In request order, unknown ones skipped, within the response limits (read one at
+        // a time: a blob transaction with its sidecar is up to a megabyte).
         EthMessage::GetPooledTransactions(r) => {
-            let raw: Vec<alloy_primitives::Bytes> = host
-                .pooled_transactions(&r.hashes)
+            let mut bytes = 0;
+            let raw: Vec<alloy_primitives::Bytes> = r
+                .hashes
                 .iter()
-                .map(|tx| alloy_rlp::encode(tx).into())
+                .filter_map(|h| host.pooled_transaction(h))
+                .map(|tx| alloy_primitives::Bytes::from(alloy_rlp::encode(tx)))
+                .take_while(|t| {
+                    let more = bytes < SOFT_RESPONSE_LIMIT;
+                    bytes += t.len();
+                    more
+                })
                 .collect();
             let transactions = fill_response(raw, |t| t.len());
             EthMessage::PooledTransactions(PooledTransactions {

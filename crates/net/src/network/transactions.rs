@@ -9,6 +9,7 @@
 //! size differs from what it announced. A transaction the pool refuses (underpriced,
 //! nonce too low, ...) is not an offence.
 
+use super::fetcher::Announced;
 use super::peer::Peer;
 use super::{Inner, Offence};
 use crate::eth::{EthMessage, GetPooledTransactions, NewPooledTransactionHashes, Transactions};
@@ -102,32 +103,53 @@ pub(crate) async fn on_transactions(
         peer.known.insert(*tx.tx_hash());
     }
     if inner.host.accepts_transactions() {
-        admit(inner, txs, Some(peer.id)).await;
+        admit(inner, txs, Some(peer)).await;
     }
     Ok(())
 }
 
-/// Hands `txs` to the pool (off the async workers) and passes on those it took.
-async fn admit(inner: &Arc<Inner>, txs: Vec<Transaction>, from: Option<crate::NodeId>) {
+/// Hands `txs` to the pool (off the async workers) and passes on those it took. Returns
+/// the hashes whose verdict condemns their deliverer (a bad sidecar), after dropping
+/// that peer.
+async fn admit(
+    inner: &Arc<Inner>,
+    txs: Vec<Transaction>,
+    from: Option<&Arc<Peer>>,
+) -> Vec<B256> {
     let host = inner.host.clone();
-    let Ok(verdicts) = tokio::task::spawn_blocking(move || {
+    let Ok((txs, verdicts)) = tokio::task::spawn_blocking(move || {
         let verdicts = host.add_transactions(txs.clone());
         (txs, verdicts)
     })
     .await
     else {
-        return;
+        return Vec::new();
     };
-    let (txs, verdicts) = verdicts;
-    let taken: Vec<Transaction> =
-        txs.into_iter().zip(verdicts).filter(|(_, v)| v.is_ok()).map(|(tx, _)| tx).collect();
-    if !taken.is_empty() {
-        propagate(inner, taken, from);
+    let mut taken = Vec::new();
+    let mut faults = Vec::new();
+    for (tx, verdict) in txs.into_iter().zip(verdicts) {
+        match verdict {
+            Ok(_) => taken.push(tx),
+            Err(e) if e.is_peer_fault() => faults.push((*tx.tx_hash(), e)),
+            Err(_) => {}
+        }
     }
+    if !taken.is_empty() {
+        propagate(inner, taken, from.map(|p| p.id));
+    }
+    if let (Some(peer), Some((hash, why))) = (from, faults.first()) {
+        let _ = drop_peer(inner, peer, format!("transaction {hash}: {why}")).await;
+    }
+    faults.into_iter().map(|(hash, _)| hash).collect()
 }
 
-/// `NewPooledTransactionHashes` from `peer`: the hashes the pool lacks are fetched from it
-/// (in the background: its answer comes through this peer's own read loop).
+/// How long an announced transaction is given to arrive by broadcast before it is asked
+/// for (geth waits 500 ms); announcers of the same hash meanwhile join its book entry.
+const ARRIVE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `NewPooledTransactionHashes` from `peer`: the hashes the pool lacks go into the
+/// fetcher's book; after `ARRIVE_WAIT` those nobody is asked for yet are asked of this
+/// peer (in the background: its answer comes through this peer's own read loop).
 pub(crate) async fn on_announcement(
     inner: &Arc<Inner>,
     peer: &Arc<Peer>,
@@ -142,70 +164,120 @@ pub(crate) async fn on_announcement(
         );
         return drop_peer(inner, peer, why).await;
     }
-    let mut announced = HashMap::with_capacity(n);
-    for ((hash, ty), size) in message.hashes.iter().zip(message.types.iter()).zip(&message.sizes) {
+    let mut seen = HashSet::with_capacity(n);
+    for hash in &message.hashes {
         peer.known.insert(*hash);
-        if announced.insert(*hash, (*ty, *size)).is_some() {
+        if !seen.insert(*hash) {
             return drop_peer(inner, peer, format!("hash {hash} announced twice")).await;
         }
     }
     if !inner.host.accepts_transactions() {
         return Ok(());
     }
-    let host = inner.host.clone();
-    let wanted: Vec<B256> =
-        message.hashes.into_iter().filter(|h| !host.has_transaction(h)).collect();
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let (inner, peer) = (inner.clone(), peer.clone());
-    tokio::spawn(async move {
-        for chunk in wanted.chunks(MAX_HASHES_PER_REQUEST) {
-            if fetch(&inner, &peer, chunk.to_vec(), &announced).await.is_err() {
-                return;
-            }
+    let mut any = false;
+    for ((hash, ty), size) in message.hashes.iter().zip(message.types.iter()).zip(&message.sizes) {
+        if !inner.host.has_transaction(hash) {
+            inner.fetcher.announce(*hash, Announced { peer: peer.id, ty: *ty, size: *size });
+            any = true;
         }
-    });
+    }
+    if any {
+        let (inner, peer) = (inner.clone(), peer.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(ARRIVE_WAIT).await;
+            let claimed: Vec<(B256, Announced)> = inner
+                .fetcher
+                .claim(peer.id)
+                .into_iter()
+                .filter(|(hash, _)| {
+                    let have = inner.host.has_transaction(hash);
+                    if have {
+                        inner.fetcher.done(hash);
+                    }
+                    !have
+                })
+                .collect();
+            fetch_all(inner, peer, claimed).await;
+        });
+    }
     Ok(())
 }
 
-/// Asks `peer` for `hashes` and admits what it delivers, after checking each delivery
-/// against its announcement (type, and size within 8 bytes, as geth allows).
-async fn fetch(
-    inner: &Arc<Inner>,
-    peer: &Arc<Peer>,
-    hashes: Vec<B256>,
-    announced: &HashMap<B256, (u8, u64)>,
-) -> Result<(), ()> {
+/// Asks `peer` for `claimed` (in requests of at most 256 hashes); what it fails to
+/// deliver is asked of the next announcers, each in its own task.
+async fn fetch_all(inner: Arc<Inner>, peer: Arc<Peer>, claimed: Vec<(B256, Announced)>) {
+    for chunk in claimed.chunks(MAX_HASHES_PER_REQUEST) {
+        let failed = fetch(&inner, &peer, chunk).await;
+        if failed.is_empty() {
+            continue;
+        }
+        let next = inner.fetcher.failed(peer.id, &failed, |p| inner.peers.contains(p));
+        for (id, claimed) in next {
+            let Some(next_peer) = inner.peers.get(&id) else {
+                let hashes: Vec<B256> = claimed.iter().map(|(h, _)| *h).collect();
+                inner.fetcher.failed(id, &hashes, |_| false);
+                continue;
+            };
+            spawn_fetch_all(inner.clone(), next_peer, claimed);
+        }
+    }
+}
+
+/// `fetch_all` in a task of its own (boxed: `fetch_all` starts these itself).
+fn spawn_fetch_all(inner: Arc<Inner>, peer: Arc<Peer>, claimed: Vec<(B256, Announced)>) {
+    let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+        Box::pin(fetch_all(inner, peer, claimed));
+    tokio::spawn(task);
+}
+
+/// Asks `peer` for `claimed` and admits what it delivers, after checking each delivery
+/// against what this peer announced (type, and size within 8 bytes, as geth allows).
+/// Returns the hashes it failed to deliver, or delivered bad; a peer that breaks the
+/// protocol is dropped.
+async fn fetch(inner: &Arc<Inner>, peer: &Arc<Peer>, claimed: &[(B256, Announced)]) -> Vec<B256> {
+    let hashes: Vec<B256> = claimed.iter().map(|(h, _)| *h).collect();
     let answer = peer
         .request(|request_id| {
+            let hashes = hashes.clone();
             EthMessage::GetPooledTransactions(GetPooledTransactions { request_id, hashes })
         })
         .await;
-    let Ok(EthMessage::PooledTransactions(delivered)) = answer else { return Err(()) };
+    let Ok(EthMessage::PooledTransactions(delivered)) = answer else { return hashes };
     let txs = match decode_all(&delivered.transactions, false) {
         Ok(txs) => txs,
         Err(why) => {
             let _ = drop_peer(inner, peer, why).await;
-            return Err(());
+            return hashes;
         }
     };
+    let announced: HashMap<B256, Announced> = claimed.iter().copied().collect();
     for tx in &txs {
-        if let Some((ty, size)) = announced.get(tx.tx_hash()) {
+        if let Some(a) = announced.get(tx.tx_hash()) {
             let real = tx.encode_2718_len() as u64;
-            if tx.ty() != *ty || real.abs_diff(*size) > 8 {
+            if tx.ty() != a.ty || real.abs_diff(a.size) > 8 {
                 let why = format!(
-                    "transaction {} delivered as type {} of {real} bytes, announced as type {ty} of {size}",
+                    "transaction {} delivered as type {} of {real} bytes, announced as type {} of {}",
                     tx.tx_hash(),
-                    tx.ty()
+                    tx.ty(),
+                    a.ty,
+                    a.size
                 );
                 let _ = drop_peer(inner, peer, why).await;
-                return Err(());
+                return hashes;
             }
         }
     }
-    admit(inner, txs, Some(peer.id)).await;
-    Ok(())
+    let delivered: HashSet<B256> = txs.iter().map(|tx| *tx.tx_hash()).collect();
+    let faults = admit(inner, txs, Some(peer)).await;
+    let mut failed: Vec<B256> = hashes.into_iter().filter(|h| !delivered.contains(h)).collect();
+    for hash in &delivered {
+        if faults.contains(hash) {
+            failed.push(*hash);
+        } else {
+            inner.fetcher.done(hash);
+        }
+    }
+    failed
 }
 
 /// Passes `txs` (just taken by the pool) on to every peer but `from` that is not known
