@@ -143,7 +143,11 @@ pub struct HeadAccounts<'a>(pub &'a ethrex_storage::Store);
 impl ethrex_txpool::AccountSource for HeadAccounts<'_> {
     fn account(&self, address: &alloy_primitives::Address) -> Option<ethrex_txpool::Account> {
         let account = self.0.account(address).ok()??;
-        Some(ethrex_txpool::Account { nonce: account.nonce, balance: account.balance })
+        Some(ethrex_txpool::Account {
+            nonce: account.nonce,
+            balance: account.balance,
+            has_code: account.code_hash != ethrex_common::KECCAK_EMPTY,
+        })
     }
 }
 

@@ -135,6 +135,18 @@ pub enum PoolError {
     /// The sender has as many transactions pooled as it may.
     #[error("account limit exceeded: {0} transactions pooled")]
     AccountLimit(usize),
+    /// A delegated sender (EIP-7702), or one a pooled authorization names, may only
+    /// send its next nonce.
+    #[error("gapped-nonce tx from delegated accounts")]
+    DelegatedGap,
+    /// A delegated sender (EIP-7702), or one a pooled authorization names, has one
+    /// transaction in flight already; only its replacement is taken.
+    #[error("in-flight transaction limit reached for delegated accounts")]
+    DelegatedInFlight,
+    /// An authorization names an account that has more than one transaction pooled, or
+    /// blob transactions.
+    #[error("authority already reserved")]
+    AuthorityReserved,
     /// The pool is full and this transaction pays no more than the cheapest it holds.
     #[error("txpool is full")]
     PoolFull,

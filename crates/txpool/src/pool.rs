@@ -33,6 +33,9 @@ pub struct PooledTx {
     pub size: usize,
     /// Arrival order: breaks ties between equal tips (first come, first served).
     pub seq: u64,
+    /// The accounts its EIP-7702 authorizations name (recovered on entry; those whose
+    /// signature recovers no account are left out: the block would skip them too).
+    pub authorities: Vec<Address>,
 }
 
 impl PooledTx {
@@ -54,12 +57,17 @@ impl PooledTx {
 struct Inner {
     by_hash: HashMap<B256, PooledTx>,
     by_sender: HashMap<Address, BTreeMap<u64, B256>>,
+    /// How many pooled transactions' authorizations name each account.
+    authorized: HashMap<Address, usize>,
     bytes: usize,
     seq: u64,
 }
 
 impl Inner {
     fn insert(&mut self, pooled: PooledTx) {
+        for authority in &pooled.authorities {
+            *self.authorized.entry(*authority).or_default() += 1;
+        }
         self.bytes += pooled.mem_size();
         self.by_sender.entry(pooled.sender).or_default().insert(pooled.nonce(), pooled.hash);
         self.by_hash.insert(pooled.hash, pooled);
@@ -67,6 +75,14 @@ impl Inner {
 
     fn remove(&mut self, hash: &B256) -> Option<PooledTx> {
         let pooled = self.by_hash.remove(hash)?;
+        for authority in &pooled.authorities {
+            if let Some(n) = self.authorized.get_mut(authority) {
+                *n -= 1;
+                if *n == 0 {
+                    self.authorized.remove(authority);
+                }
+            }
+        }
         self.bytes -= pooled.mem_size();
         if let Some(txs) = self.by_sender.get_mut(&pooled.sender) {
             if txs.get(&pooled.nonce()) == Some(hash) {
@@ -103,6 +119,28 @@ impl Inner {
             .get(sender)
             .is_some_and(|txs| txs.values().any(|h| self.by_hash[h].tx.is_eip4844() != blob))
     }
+}
+
+/// EIP-7702's limit (geth's rule): a sender with a delegation, or named by a pooled
+/// authorization, has at most one executable transaction in flight: its next nonce, or
+/// a replacement of the one it has.
+fn check_delegation(
+    inner: &Inner,
+    tx: &Transaction,
+    sender: Address,
+    account: Account,
+) -> Result<(), PoolError> {
+    if !account.has_code && !inner.authorized.contains_key(&sender) {
+        return Ok(());
+    }
+    let pending: Vec<u64> = inner.contiguous(&sender, account.nonce).map(|p| p.nonce()).collect();
+    if pending.is_empty() {
+        return if tx.nonce() == account.nonce { Ok(()) } else { Err(PoolError::DelegatedGap) };
+    }
+    if pending.contains(&tx.nonce()) {
+        return Ok(());
+    }
+    Err(PoolError::DelegatedInFlight)
 }
 
 /// What eviction orders by: the blob fee cap, then the effective tip, then arrival (the
@@ -189,6 +227,12 @@ impl TxPool {
         if nonce > account.nonce + self.config.max_nonce_gap {
             return Err(PoolError::NonceTooHigh { next: account.nonce, got: nonce });
         }
+        let authorities: Vec<Address> = tx
+            .authorization_list()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|auth| auth.recover_authority().ok())
+            .collect();
         if blob {
             self.check_blob_slot(&tx, sender, account.nonce)?;
             if let Some(sidecar) = &sidecar {
@@ -202,6 +246,15 @@ impl TxPool {
         }
         if inner.holds_other_kind(&sender, blob) {
             return Err(PoolError::AddressReserved);
+        }
+        check_delegation(&inner, &tx, sender, account)?;
+        for authority in &authorities {
+            let pooled = inner.by_sender.get(authority);
+            let holds_blobs = pooled
+                .is_some_and(|txs| txs.values().any(|h| inner.by_hash[h].tx.is_eip4844()));
+            if pooled.map_or(0, |t| t.len()) > 1 || holds_blobs {
+                return Err(PoolError::AuthorityReserved);
+            }
         }
         let replaced = inner.by_sender.get(&sender).and_then(|t| t.get(&nonce)).copied();
         if let Some(old) = replaced.map(|h| &inner.by_hash[&h]) {
@@ -259,7 +312,7 @@ impl TxPool {
         if let Some(sidecar) = sidecar.filter(|_| blob) {
             self.blobs.put(hash, sidecar);
         }
-        inner.insert(PooledTx { tx: Arc::new(tx), hash, sender, size, seq });
+        inner.insert(PooledTx { tx: Arc::new(tx), hash, sender, size, seq, authorities });
         let gapless = inner.contiguous(&sender, account.nonce).any(|p| p.hash == hash);
         Ok(if gapless { Added::Pending(hash) } else { Added::Queued(hash) })
     }
@@ -413,7 +466,7 @@ impl TxPool {
             let mut inner = self.inner.write();
             let senders: Vec<Address> = inner.by_sender.keys().copied().collect();
             for sender in senders {
-                let Account { nonce, balance } = state.account(&sender).unwrap_or_default();
+                let Account { nonce, balance, .. } = state.account(&sender).unwrap_or_default();
                 let txs = &inner.by_sender[&sender];
                 let stale: Vec<B256> = txs.range(..nonce).map(|(_, h)| *h).collect();
                 // From the first pending transaction the sender cannot afford on, all go.

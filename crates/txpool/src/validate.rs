@@ -45,6 +45,9 @@ pub struct Account {
     pub nonce: u64,
     /// Its balance (wei).
     pub balance: U256,
+    /// Whether it has code (for an account that sends transactions: an EIP-7702
+    /// delegation).
+    pub has_code: bool,
 }
 
 /// The head's accounts (the node's store; a map in tests).

@@ -39,7 +39,7 @@ fn head(fork: Fork, number: u64) -> Head {
 
 fn state() -> HashMap<Address, Account> {
     (0..4)
-        .map(|i| (key(i).address(), Account { nonce: 0, balance: U256::from(10u128.pow(20)) }))
+        .map(|i| (key(i).address(), Account { nonce: 0, balance: U256::from(10u128.pow(20)), ..Default::default() }))
         .collect()
 }
 

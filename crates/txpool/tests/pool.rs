@@ -43,7 +43,7 @@ fn pool() -> TxPool {
 /// Accounts at the head: every test key with 1 ETH and nonce 0.
 fn state() -> HashMap<Address, Account> {
     (0..8)
-        .map(|i| (key(i).address(), Account { nonce: 0, balance: U256::from(10u128.pow(18)) }))
+        .map(|i| (key(i).address(), Account { nonce: 0, balance: U256::from(10u128.pow(18)), ..Default::default() }))
         .collect()
 }
 
@@ -156,7 +156,7 @@ fn refusals_carry_geths_words() {
     );
     let no_tip = transfer(0, 0, 10, 0);
     assert_eq!(pool.add(no_tip, &state).unwrap_err().to_string(), "transaction underpriced");
-    let poor = Account { nonce: 0, balance: U256::from(21_000u128 * 10 * GWEI) };
+    let poor = Account { nonce: 0, balance: U256::from(21_000u128 * 10 * GWEI), ..Default::default() };
     state.insert(key(2).address(), poor);
     let err = pool.add(transfer(2, 0, 10, 1), &state).unwrap_err();
     assert!(err.to_string().starts_with("insufficient funds for gas * price + value"), "{err}");
@@ -190,7 +190,7 @@ fn the_sender_must_afford_its_earlier_pooled_transactions_too() {
     let (pool, mut state) = (pool(), state());
     // Enough for two transfers at 10 gwei, not three.
     let balance = U256::from(2 * 21_000u128 * 10 * GWEI + 2);
-    state.insert(key(3).address(), Account { nonce: 0, balance });
+    state.insert(key(3).address(), Account { nonce: 0, balance, ..Default::default() });
     pool.add(transfer(3, 0, 10, 1), &state).unwrap();
     pool.add(transfer(3, 1, 10, 1), &state).unwrap();
     let err = pool.add(transfer(3, 2, 10, 1), &state).unwrap_err();
@@ -283,4 +283,64 @@ fn raw_bytes_that_are_not_a_transaction_are_refused_as_rlp() {
     let (pool, state) = (pool(), state());
     let err = pool.add_raw(&Bytes::from_static(&[0x02, 0xc0]), &state).unwrap_err();
     assert!(matches!(err, PoolError::Decode(_)), "{err}");
+}
+
+/// A set-code transaction (EIP-7702) from key `from` whose one authorization, signed by
+/// key `authority`, delegates to 0xcc...cc.
+fn set_code(from: u8, nonce: u64, authority: u8) -> Transaction {
+    use alloy_eips::eip7702::Authorization;
+    let auth = Authorization {
+        chain_id: U256::from(CHAIN_ID),
+        address: Address::repeat_byte(0xcc),
+        nonce: 0,
+    };
+    let sig = key(authority).sign_hash_sync(&auth.signature_hash()).unwrap();
+    sign(
+        &key(from),
+        alloy_consensus::TxEip7702 {
+            chain_id: CHAIN_ID,
+            nonce,
+            gas_limit: 100_000,
+            max_fee_per_gas: 10 * GWEI,
+            max_priority_fee_per_gas: GWEI,
+            to: Address::repeat_byte(0xaa),
+            authorization_list: vec![auth.into_signed(sig)],
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn a_delegated_sender_has_one_transaction_in_flight_its_replacement_aside() {
+    let (pool, mut state) = (pool(), state());
+    state.get_mut(&key(0).address()).unwrap().has_code = true;
+    let err = pool.add(transfer(0, 1, 10, 1), &state).unwrap_err();
+    assert_eq!(err.to_string(), "gapped-nonce tx from delegated accounts");
+    pool.add(transfer(0, 0, 10, 1), &state).unwrap();
+    let err = pool.add(transfer(0, 1, 10, 1), &state).unwrap_err();
+    assert_eq!(err.to_string(), "in-flight transaction limit reached for delegated accounts");
+    assert!(pool.add(transfer(0, 0, 20, 2), &state).is_ok(), "a replacement is taken");
+    // The same chain from an undelegated sender is fine.
+    pool.add(transfer(1, 0, 10, 1), &state).unwrap();
+    pool.add(transfer(1, 1, 10, 1), &state).unwrap();
+}
+
+#[test]
+fn a_pooled_authorization_limits_its_authority_and_a_busy_authority_is_refused() {
+    let (pool, state) = (pool(), state());
+    // Key 1 signs a delegation key 0 sends: key 1 may then have one transaction in flight.
+    pool.add(set_code(0, 0, 1), &state).unwrap();
+    pool.add(transfer(1, 0, 10, 1), &state).unwrap();
+    let err = pool.add(transfer(1, 1, 10, 1), &state).unwrap_err();
+    assert_eq!(err, PoolError::DelegatedInFlight);
+    // Key 2 already has two transactions pooled: an authorization naming it is refused.
+    pool.add(transfer(2, 0, 10, 1), &state).unwrap();
+    pool.add(transfer(2, 1, 10, 1), &state).unwrap();
+    let err = pool.add(set_code(3, 0, 2), &state).unwrap_err();
+    assert_eq!(err.to_string(), "authority already reserved");
+    // Once the set-code transaction leaves (included), key 1 is free again.
+    let mut after = state.clone();
+    after.get_mut(&key(0).address()).unwrap().nonce = 1;
+    pool.on_new_head(pool.head(), &after, vec![]);
+    pool.add(transfer(1, 1, 10, 1), &after).unwrap();
 }
