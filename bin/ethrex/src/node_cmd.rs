@@ -199,6 +199,10 @@ pub(crate) struct NodeArgs {
     /// is written and synced.
     #[arg(long, default_value_t = 0)]
     pub(crate) persistence_lag: u64,
+    /// The gas limit the blocks this node builds move toward, by the protocol's largest
+    /// step (1/1024 of the parent's) per block.
+    #[arg(long = "builder.gaslimit", default_value_t = ethrex_rpc::node::DEFAULT_TARGET_GAS_LIMIT)]
+    pub(crate) builder_gas_limit: u64,
     #[command(flatten)]
     pub(crate) exec: ExecArgs,
     #[command(flatten)]
@@ -285,7 +289,10 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     let blobs = ethrex_txpool::BlobStore::on_disk(blob_dir.clone(), 64 << 20)
         .with_context(|| format!("the blob pool's directory {}", blob_dir.display()))?;
     let node = Arc::new(
-        Node::new(chain).with_blob_store(blobs).with_persistence_lag(args.persistence_lag),
+        Node::new(chain)
+            .with_blob_store(blobs)
+            .with_persistence_lag(args.persistence_lag)
+            .with_target_gas_limit(args.builder_gas_limit),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

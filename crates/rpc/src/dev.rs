@@ -32,7 +32,10 @@ impl Node {
             timestamp: now.max(parent.timestamp + 1),
             fee_recipient,
             prev_randao: keccak256(number.to_be_bytes()),
-            gas_limit: parent.gas_limit,
+            gas_limit: ethrex_blockchain::consensus::london::gas_limit_toward(
+                parent.gas_limit,
+                self.target_gas_limit,
+            ),
             withdrawals: vec![],
             parent_beacon_block_root: keccak256(
                 [b"dev beacon".as_slice(), &number.to_be_bytes()].concat(),

@@ -14,6 +14,7 @@ use alloy_rpc_types_engine::{
     ForkchoiceUpdated, PayloadAttributes as EnginePayloadAttributes, PayloadId, PayloadStatus,
     PayloadStatusEnum, INVALID_FORK_CHOICE_STATE_ERROR, INVALID_PAYLOAD_ATTRIBUTES_ERROR,
 };
+use ethrex_blockchain::consensus::london::gas_limit_toward;
 use ethrex_blockchain::fork_choice::ForkChoiceError;
 use ethrex_blockchain::{BlockError, PayloadAttributes};
 use ethrex_common::{Block, BlockAccessList, BlockWithBal, Fork, Transaction};
@@ -542,7 +543,7 @@ fn build_payload(
         timestamp: a.timestamp,
         fee_recipient: a.suggested_fee_recipient,
         prev_randao: a.prev_randao,
-        gas_limit: parent.gas_limit,
+        gas_limit: gas_limit_toward(parent.gas_limit, node.target_gas_limit),
         withdrawals: a.withdrawals.clone().unwrap_or_default(),
         parent_beacon_block_root: a.parent_beacon_block_root.unwrap_or_default(),
         slot_number: a.slot_number.unwrap_or_default(),

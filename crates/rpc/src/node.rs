@@ -17,6 +17,8 @@ use quick_cache::unsync::Cache;
 pub(crate) const MAX_SIDE_BLOCKS: usize = 256;
 /// Invalid blocks remembered, so their descendants are answered without execution.
 pub(crate) const MAX_INVALID_BLOCKS: usize = 512;
+/// The gas limit built blocks move toward unless configured (geth's default).
+pub const DEFAULT_TARGET_GAS_LIMIT: u64 = 60_000_000;
 /// Built payloads kept for `engine_getPayload`.
 pub(crate) const MAX_BUILT_PAYLOADS: usize = 64;
 
@@ -125,6 +127,8 @@ pub struct Node {
     /// How many committed blocks may still be waiting for the disk when
     /// `forkchoiceUpdated` answers VALID (0: the head is synced to disk first).
     pub(crate) persistence_lag: u64,
+    /// The gas limit built blocks move toward (by the protocol's step per block).
+    pub target_gas_limit: u64,
     /// The devp2p network, once started: syncs to heads the consensus client names that
     /// the node does not have, and answers `admin_*`.
     pub network: std::sync::OnceLock<ethrex_net::Network>,
@@ -197,6 +201,7 @@ impl Node {
             payloads: Mutex::new(Cache::new(MAX_BUILT_PAYLOADS)),
             write_lock: Mutex::new(()),
             persistence_lag: 0,
+            target_gas_limit: DEFAULT_TARGET_GAS_LIMIT,
             network: std::sync::OnceLock::new(),
         }
     }
@@ -207,6 +212,12 @@ impl Node {
     pub fn with_blob_store(mut self, store: ethrex_txpool::BlobStore) -> Self {
         let head = pool_head(&self.chain);
         self.pool = ethrex_txpool::TxPool::with_blob_store(Default::default(), head, store);
+        self
+    }
+
+    /// Builds blocks whose gas limit moves toward `target`.
+    pub fn with_target_gas_limit(mut self, target: u64) -> Self {
+        self.target_gas_limit = target;
         self
     }
 

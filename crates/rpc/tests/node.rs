@@ -600,6 +600,9 @@ fn a_blob_transaction_is_built_with_its_blobs_and_its_blobs_are_served_by_get_bl
     let result = &payload["result"];
     assert_eq!(result["executionPayload"]["transactions"], json!([raw(&bare)]), "{payload}");
     assert_eq!(result["executionPayload"]["blobGasUsed"], "0x20000");
+    // The gas limit climbs from genesis's 30M toward the default 60M target, one step.
+    let limit = 30_000_000u64 + 30_000_000 / 1024 - 1;
+    assert_eq!(result["executionPayload"]["gasLimit"], format!("{limit:#x}"));
     assert_eq!(result["blobsBundle"]["blobs"], json!([blob]));
     assert_eq!(result["blobsBundle"]["commitments"], json!(sidecar.commitments()));
     assert_eq!(result["blobsBundle"]["proofs"].as_array().unwrap().len(), 128);

@@ -43,6 +43,19 @@ pub fn check_gas_limit(
     Ok(())
 }
 
+/// The gas limit a builder gives a child of a block with `parent_limit`, moving toward
+/// `target` by the largest step `check_gas_limit` allows (1/1024 of the parent's, less
+/// one), never below 5000. Post-London parents only (proof-of-stake building).
+pub fn gas_limit_toward(parent_limit: u64, target: u64) -> u64 {
+    let step = (parent_limit / GAS_LIMIT_BOUND_DIVISOR).saturating_sub(1);
+    let target = target.max(MIN_GAS_LIMIT);
+    if parent_limit < target {
+        parent_limit.saturating_add(step).min(target)
+    } else {
+        parent_limit.saturating_sub(step).max(target)
+    }
+}
+
 /// The base fee a child of `parent` with `number` must carry: none before London, 1 gwei
 /// at its fork block, then EIP-1559's update from the parent's gas used against its
 /// target. Fails only if a London parent has no base fee.
@@ -85,4 +98,37 @@ pub fn check_base_fee(
 /// active at block 0 and the file names none; none before London.
 pub fn genesis_base_fee(config: &ChainConfig, number: u64, given: Option<u128>) -> Option<u64> {
     is_london(config, number).then(|| given.map(|f| f as u64).unwrap_or(INITIAL_BASE_FEE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ethrex_common::Fork;
+
+    fn passes(config: &ChainConfig, parent_limit: u64, limit: u64) -> bool {
+        let parent = Header { number: 5, gas_limit: parent_limit, ..Default::default() };
+        let child = Header { number: 6, gas_limit: limit, ..Default::default() };
+        check_gas_limit(config, &child, &parent).is_ok()
+    }
+
+    #[test]
+    fn a_builder_moves_the_gas_limit_toward_its_target_by_the_largest_step_validation_allows() {
+        let config = ChainConfig::all_forks_at_genesis(1, Fork::Amsterdam);
+        for (start, target) in [(30_000_000u64, 60_000_000u64), (100_000_000, 60_000_000)] {
+            let mut limit = start;
+            let mut steps = 0;
+            while limit != target {
+                let next = gas_limit_toward(limit, target);
+                assert!(passes(&config, limit, next), "{limit} -> {next}");
+                // One more gas in the same direction would be invalid (or past the target).
+                let further = if target > limit { next + 1 } else { next - 1 };
+                assert!(!passes(&config, limit, further) || next == target, "{limit} -> {further}");
+                limit = next;
+                steps += 1;
+                assert!(steps < 2_000, "no convergence from {start} to {target}");
+            }
+            assert_eq!(gas_limit_toward(limit, target), target, "stays at the target");
+        }
+        assert_eq!(gas_limit_toward(5_002, 0), 5_000, "never below the minimum");
+    }
 }
