@@ -11,9 +11,9 @@ use alloy_eips::eip7685::Requests;
 use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_engine::{
-    BlobAndProofV1, BlobAndProofV2, ExecutionPayloadBodyV2, ExecutionPayloadEnvelopeV4, ExecutionPayloadEnvelopeV5,
-    ExecutionPayloadEnvelopeV6, ExecutionPayloadV3, ForkchoiceState, ForkchoiceUpdated,
-    PayloadAttributes, PayloadId, PayloadStatus,
+    BlobAndProofV1, BlobAndProofV2, ExecutionPayloadBodyV2, ExecutionPayloadEnvelopeV4,
+    ExecutionPayloadEnvelopeV5, ExecutionPayloadEnvelopeV6, ExecutionPayloadV3, ForkchoiceState,
+    ForkchoiceUpdated, PayloadAttributes, PayloadId, PayloadStatus,
 };
 use alloy_rpc_types_eth::SyncStatus;
 use jsonrpsee::core::RpcResult;
@@ -138,16 +138,16 @@ pub trait EngineApi {
 
     /// `engine_getBlobsV1`: pooled blobs with their proofs by versioned hash, `null` where
     /// missing (before Osaka).
-    #[method(name = "getBlobsV1")]
+    #[method(name = "getBlobsV1", blocking)]
     fn get_blobs_v1(&self, versioned_hashes: Vec<B256>) -> RpcResult<Vec<Option<BlobAndProofV1>>>;
 
     /// `engine_getBlobsV2`: pooled blobs with their cell proofs, or `null` if any is
     /// missing.
-    #[method(name = "getBlobsV2")]
+    #[method(name = "getBlobsV2", blocking)]
     fn get_blobs_v2(&self, versioned_hashes: Vec<B256>) -> RpcResult<Option<Vec<BlobAndProofV2>>>;
 
     /// `engine_getBlobsV3`: pooled blobs with their cell proofs, `null` where missing.
-    #[method(name = "getBlobsV3")]
+    #[method(name = "getBlobsV3", blocking)]
     fn get_blobs_v3(
         &self,
         versioned_hashes: Vec<B256>,

@@ -142,7 +142,8 @@ impl EthApiServer for EthRpc {
 
     fn send_raw_transaction(&self, raw: Bytes) -> RpcResult<B256> {
         let pool = &self.node.pool;
-        let tx = ethrex_txpool::decode_network(&raw).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
+        let tx =
+            ethrex_txpool::decode_network(&raw).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
         // As geth by default: a signature valid on every chain is not taken over RPC.
         if alloy_consensus::Transaction::chain_id(&tx).is_none() {
             return Err(err(

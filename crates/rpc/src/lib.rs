@@ -3,12 +3,11 @@
 mod admin;
 pub mod api;
 pub mod block;
-mod dev;
 mod engine;
 mod eth;
 pub mod jwt;
-pub mod node;
 pub mod server;
 mod txpool;
 
-pub use node::Node;
+/// The node state the servers share (the engine crate's).
+pub use ethrex_engine::{node, Node};

@@ -582,7 +582,10 @@ fn a_blob_transaction_is_built_with_its_blobs_and_its_blobs_are_served_by_get_bl
     let proofs = v2["result"][0]["proofs"].as_array().unwrap();
     let expected_proofs = &sidecar.as_eip7594().unwrap().cell_proofs;
     assert_eq!(proofs, &expected_proofs.iter().map(|p| json!(p)).collect::<Vec<_>>());
-    assert_eq!(node.engine("engine_getBlobsV2", json!([[versioned, unknown]]))["result"], Value::Null);
+    assert_eq!(
+        node.engine("engine_getBlobsV2", json!([[versioned, unknown]]))["result"],
+        Value::Null
+    );
     let v3 = node.engine("engine_getBlobsV3", json!([[unknown, versioned]]));
     assert_eq!(v3["result"][0], Value::Null, "{v3}");
     assert_eq!(v3["result"][1]["blob"], json!(blob), "{v3}");

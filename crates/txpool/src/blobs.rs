@@ -122,5 +122,7 @@ pub(crate) fn check_sidecar(
 /// batch for a version-1 sidecar, one blob proof each for version 0).
 pub(crate) fn verify_sidecar(tx: &Transaction, sidecar: &Sidecar) -> Result<(), PoolError> {
     let hashes = tx.blob_versioned_hashes().unwrap_or_default();
-    sidecar.validate(hashes, EnvKzgSettings::Default.get()).map_err(|e| PoolError::Kzg(e.to_string()))
+    sidecar
+        .validate(hashes, EnvKzgSettings::Default.get())
+        .map_err(|e| PoolError::Kzg(e.to_string()))
 }

@@ -7,9 +7,7 @@ use crate::blob_store::BlobStore;
 use crate::blobs::{check_sidecar, split_sidecar, verify_sidecar, with_sidecar, Sidecar};
 use crate::config::PoolConfig;
 use crate::error::{Added, PoolError};
-use crate::validate::{
-    check_transaction, effective_tip, max_cost, Account, AccountSource, Head,
-};
+use crate::validate::{check_transaction, effective_tip, max_cost, Account, AccountSource, Head};
 use alloy_consensus::transaction::SignerRecoverable as _;
 use alloy_consensus::Transaction as _;
 use alloy_eips::eip2718::Encodable2718;
@@ -250,8 +248,8 @@ impl TxPool {
         check_delegation(&inner, &tx, sender, account)?;
         for authority in &authorities {
             let pooled = inner.by_sender.get(authority);
-            let holds_blobs = pooled
-                .is_some_and(|txs| txs.values().any(|h| inner.by_hash[h].tx.is_eip4844()));
+            let holds_blobs =
+                pooled.is_some_and(|txs| txs.values().any(|h| inner.by_hash[h].tx.is_eip4844()));
             if pooled.map_or(0, |t| t.len()) > 1 || holds_blobs {
                 return Err(PoolError::AuthorityReserved);
             }
@@ -294,9 +292,13 @@ impl TxPool {
             let over_tx_limits = inner.by_hash.len() >= self.config.max_transactions
                 || inner.bytes + mem_size > self.config.max_bytes;
             // Over the transaction limits any kind may go; over the datacap only blobs.
-            let cheapest = inner
-                .cheapest_last(head.base_fee, blob)
-                .or_else(|| if over_tx_limits { inner.cheapest_last(head.base_fee, !blob) } else { None });
+            let cheapest = inner.cheapest_last(head.base_fee, blob).or_else(|| {
+                if over_tx_limits {
+                    inner.cheapest_last(head.base_fee, !blob)
+                } else {
+                    None
+                }
+            });
             let Some(cheapest) = cheapest else { return Err(PoolError::PoolFull) };
             if (price.0, price.1) <= {
                 let key = price_key(&cheapest.tx, head.base_fee, cheapest.seq);
@@ -345,9 +347,8 @@ impl TxPool {
         } else {
             self.config.price_bump
         };
-        let enough = |new: u128, old: u128| {
-            new > old && new >= old.saturating_mul(100 + bump) / 100
-        };
+        let enough =
+            |new: u128, old: u128| new > old && new >= old.saturating_mul(100 + bump) / 100;
         let blob_fee = |tx: &Transaction| tx.max_fee_per_blob_gas().unwrap_or_default();
         enough(new.max_fee_per_gas(), old.max_fee_per_gas())
             && enough(new.priority_fee_or_price(), old.priority_fee_or_price())

@@ -39,7 +39,12 @@ fn head(fork: Fork, number: u64) -> Head {
 
 fn state() -> HashMap<Address, Account> {
     (0..4)
-        .map(|i| (key(i).address(), Account { nonce: 0, balance: U256::from(10u128.pow(20)), ..Default::default() }))
+        .map(|i| {
+            (
+                key(i).address(),
+                Account { nonce: 0, balance: U256::from(10u128.pow(20)), ..Default::default() },
+            )
+        })
         .collect()
 }
 
@@ -60,7 +65,11 @@ fn kzg() -> &'static alloy_eips::eip4844::env_settings::KzgSettings {
 fn v0(seed: u8) -> BlobTransactionSidecar {
     static SIDECARS: OnceLock<Vec<BlobTransactionSidecar>> = OnceLock::new();
     SIDECARS.get_or_init(|| {
-        (1..=2).map(|s| BlobTransactionSidecar::try_from_blobs_with_settings(vec![blob(s)], kzg()).unwrap()).collect()
+        (1..=2)
+            .map(|s| {
+                BlobTransactionSidecar::try_from_blobs_with_settings(vec![blob(s)], kzg()).unwrap()
+            })
+            .collect()
     })[seed as usize - 1]
         .clone()
 }

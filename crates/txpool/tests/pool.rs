@@ -43,7 +43,12 @@ fn pool() -> TxPool {
 /// Accounts at the head: every test key with 1 ETH and nonce 0.
 fn state() -> HashMap<Address, Account> {
     (0..8)
-        .map(|i| (key(i).address(), Account { nonce: 0, balance: U256::from(10u128.pow(18)), ..Default::default() }))
+        .map(|i| {
+            (
+                key(i).address(),
+                Account { nonce: 0, balance: U256::from(10u128.pow(18)), ..Default::default() },
+            )
+        })
         .collect()
 }
 
@@ -156,7 +161,8 @@ fn refusals_carry_geths_words() {
     );
     let no_tip = transfer(0, 0, 10, 0);
     assert_eq!(pool.add(no_tip, &state).unwrap_err().to_string(), "transaction underpriced");
-    let poor = Account { nonce: 0, balance: U256::from(21_000u128 * 10 * GWEI), ..Default::default() };
+    let poor =
+        Account { nonce: 0, balance: U256::from(21_000u128 * 10 * GWEI), ..Default::default() };
     state.insert(key(2).address(), poor);
     let err = pool.add(transfer(2, 0, 10, 1), &state).unwrap_err();
     assert!(err.to_string().starts_with("insufficient funds for gas * price + value"), "{err}");

@@ -157,7 +157,10 @@ mod tests {
         assert_eq!(fetcher.len(), MAX_WANTED);
         let hash = B256::ZERO;
         for i in 0..40 {
-            fetcher.announce(hash, Announced { peer: NodeId(alloy_primitives::B512::repeat_byte(i)), ty: 2, size: 1 });
+            fetcher.announce(
+                hash,
+                Announced { peer: NodeId(alloy_primitives::B512::repeat_byte(i)), ty: 2, size: 1 },
+            );
         }
         assert!(fetcher.0.lock()[&hash].waiting.len() <= MAX_ANNOUNCERS);
     }

@@ -111,11 +111,7 @@ pub(crate) async fn on_transactions(
 /// Hands `txs` to the pool (off the async workers) and passes on those it took. Returns
 /// the hashes whose verdict condemns their deliverer (a bad sidecar), after dropping
 /// that peer.
-async fn admit(
-    inner: &Arc<Inner>,
-    txs: Vec<Transaction>,
-    from: Option<&Arc<Peer>>,
-) -> Vec<B256> {
+async fn admit(inner: &Arc<Inner>, txs: Vec<Transaction>, from: Option<&Arc<Peer>>) -> Vec<B256> {
     let host = inner.host.clone();
     let Ok((txs, verdicts)) = tokio::task::spawn_blocking(move || {
         let verdicts = host.add_transactions(txs.clone());

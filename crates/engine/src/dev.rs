@@ -43,7 +43,7 @@ impl Node {
             slot_number: number,
             extra_data: Bytes::from_static(b"ethrex dev"),
         };
-        let (built, _sidecars) = crate::engine::build_from_pool(self, &attributes)?;
+        let (built, _sidecars) = crate::build::build_from_pool(self, &attributes)?;
         let hash = built.block.hash();
         let count = built.block.block.body.transactions.len();
         self.chain.import_block(built.block)?;

@@ -1,5 +1,6 @@
-//! The node's shared state behind both RPC servers: the blockchain, blocks received on a
-//! side branch (not yet executed), verdicts on invalid blocks, and built payloads.
+//! The node's shared state behind the Engine API and the other RPC servers: the
+//! blockchain, blocks received on a side branch (not yet executed), verdicts on invalid
+//! blocks, built payloads and the transaction pool, which follows every new head.
 //!
 //! Everything kept in memory here is bounded: a consensus client (or anyone holding the
 //! JWT secret) can send any number of side-chain or invalid payloads.
@@ -10,8 +11,8 @@ use ethrex_blockchain::fork_choice::BlockSource;
 use ethrex_blockchain::{Blockchain, BuiltBlock};
 use ethrex_common::BlockWithBal;
 use parking_lot::Mutex;
-use std::sync::Arc;
 use quick_cache::unsync::Cache;
+use std::sync::Arc;
 
 /// Side-chain blocks kept for a later fork choice. A reorg deeper than this needs sync.
 pub(crate) const MAX_SIDE_BLOCKS: usize = 256;
@@ -26,13 +27,13 @@ pub(crate) const MAX_BUILT_PAYLOADS: usize = 64;
 #[derive(Clone)]
 pub struct BuiltPayload {
     /// The built block with its BAL (from Amsterdam on).
-    pub(crate) block: BlockWithBal,
+    pub block: BlockWithBal,
     /// The EIP-7685 requests the header's `requests_hash` commits to (type-prefixed).
-    pub(crate) requests: Vec<Bytes>,
+    pub requests: Vec<Bytes>,
     /// The sidecars of the block's blob transactions, in block order: the blobs bundle.
-    pub(crate) sidecars: Vec<Arc<ethrex_txpool::Sidecar>>,
+    pub sidecars: Vec<Arc<ethrex_txpool::Sidecar>>,
     /// The priority fees the fee recipient earns: `blockValue`.
-    pub(crate) fees: alloy_primitives::U256,
+    pub fees: alloy_primitives::U256,
 }
 
 impl BuiltPayload {
@@ -169,9 +170,8 @@ pub fn pool_head(chain: &Blockchain) -> ethrex_txpool::Head {
         .next_block_base_fee(alloy_eips::eip1559::BaseFeeParams::ethereum())
         .unwrap_or_default();
     let next_time = head.timestamp + 1;
-    let blob_params = (fork >= ethrex_common::Fork::Cancun)
-        .then(|| config.blob_params_at(next_time))
-        .flatten();
+    let blob_params =
+        (fork >= ethrex_common::Fork::Cancun).then(|| config.blob_params_at(next_time)).flatten();
     let blob_base_fee = blob_params
         .zip(config.next_excess_blob_gas(&head, next_time))
         .map_or(0, |(params, excess)| params.calc_blob_fee(excess));
