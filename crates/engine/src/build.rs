@@ -6,7 +6,7 @@
 use crate::error::EngineError;
 use crate::new_payload::fork_of;
 use crate::node::{BuiltPayload, Node};
-use alloy_primitives::{keccak256, Bytes};
+use alloy_primitives::{keccak256, Bytes, B256};
 use alloy_rpc_types_engine::{
     BlobsBundleV1, BlobsBundleV2, ExecutionPayloadV3, PayloadAttributes as EnginePayloadAttributes,
     PayloadId,
@@ -14,7 +14,9 @@ use alloy_rpc_types_engine::{
 use ethrex_blockchain::consensus::london::gas_limit_toward;
 use ethrex_blockchain::PayloadAttributes;
 use ethrex_common::Fork;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Most attempts at building one payload: a transaction that fails in the block is
 /// dropped (with its sender's later ones) and the block built again without it.
@@ -105,7 +107,7 @@ pub fn bundle_v2(sidecars: &Sidecars) -> BlobsBundleV2 {
 /// Builds a payload on `parent` (the head) for `a` and keeps it for `getPayload`: its id
 /// is a hash of the parent and the attributes that make payloads differ.
 pub(crate) fn build_payload(
-    node: &Node,
+    node: &Arc<Node>,
     parent: &ethrex_common::Header,
     a: EnginePayloadAttributes,
 ) -> Result<PayloadId, EngineError> {
@@ -131,8 +133,89 @@ pub(crate) fn build_payload(
     id_input.extend_from_slice(a.suggested_fee_recipient.as_slice());
     let id = PayloadId::new(keccak256(&id_input)[..8].try_into().expect("8 bytes"));
     let (built, sidecars) = built;
+    let job = Improving {
+        attributes,
+        parent: parent.hash_slow(),
+        pool_version: node.pool.version(),
+        fees: built.fees,
+        delivered: AtomicBool::new(false),
+    };
     node.payloads.lock().insert(id, BuiltPayload::new(built, sidecars));
+    keep_improving(node, id, job);
     Ok(id)
+}
+
+/// How long a payload keeps being improved at most (one slot).
+const IMPROVE_FOR: Duration = Duration::from_secs(12);
+/// How often the pool is looked at for something new to build from.
+const IMPROVE_EVERY: Duration = Duration::from_millis(500);
+/// Payloads improved at once at most: each has a thread (a consensus client asking for
+/// many payloads gets the rest built once).
+const MAX_IMPROVING: usize = 4;
+
+/// A payload being improved: what it was built for and what the best one so far pays.
+pub(crate) struct Improving {
+    attributes: PayloadAttributes,
+    parent: B256,
+    pool_version: u64,
+    fees: alloy_primitives::U256,
+    /// Set by `getPayload`: the consensus client has it; improving stops.
+    pub(crate) delivered: AtomicBool,
+}
+
+/// Rebuilds payload `id` in the background while the pool takes new transactions, until
+/// `getPayload` takes it, the head moves, or a slot has passed; a rebuild that pays the
+/// fee recipient more replaces the payload under the same id. A rebuild runs only when
+/// the node's write lock is free (never delaying a new payload or a fork choice).
+fn keep_improving(node: &Arc<Node>, id: PayloadId, job: Improving) {
+    let job = Arc::new(job);
+    {
+        let mut improving = node.improving.lock();
+        if improving.len() >= MAX_IMPROVING || improving.contains_key(&id) {
+            return;
+        }
+        improving.insert(id, job.clone());
+    }
+    let node = node.clone();
+    let spawned = std::thread::Builder::new().name("payload-improver".into()).spawn({
+        let node = node.clone();
+        move || {
+            improve(&node, id, &job);
+            node.improving.lock().remove(&id);
+        }
+    });
+    if spawned.is_err() {
+        node.improving.lock().remove(&id);
+    }
+}
+
+fn improve(node: &Node, id: PayloadId, job: &Improving) {
+    let deadline = Instant::now() + IMPROVE_FOR;
+    let (mut seen, mut best) = (job.pool_version, job.fees);
+    while Instant::now() + IMPROVE_EVERY < deadline {
+        std::thread::sleep(IMPROVE_EVERY);
+        if job.delivered.load(Ordering::Relaxed) {
+            return;
+        }
+        let version = node.pool.version();
+        if version == seen {
+            continue;
+        }
+        let Some(_guard) = node.write_lock.try_lock() else { continue };
+        if node.chain.store.head().ok().flatten() != Some(job.parent) {
+            return;
+        }
+        seen = version;
+        match build_from_pool(node, &job.attributes) {
+            Ok((built, sidecars)) if built.fees > best => {
+                best = built.fees;
+                tracing::debug!(%id, txs = built.block.block.body.transactions.len(), fees = %best, "payload improved");
+                node.payloads.lock().insert(id, BuiltPayload::new(built, sidecars));
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(%id, error = %e, "payload rebuild failed"),
+        }
+    }
 }
 
 /// The payload built under `id`, if its fork is the one `engine_getPayloadV{version}`
@@ -143,6 +226,9 @@ pub fn built_payload(
     version: u8,
 ) -> Result<(BuiltPayload, ExecutionPayloadV3), EngineError> {
     let built = node.payloads.lock().get(&id).cloned().ok_or(EngineError::UnknownPayload)?;
+    if let Some(job) = node.improving.lock().get(&id) {
+        job.delivered.store(true, Ordering::Relaxed);
+    }
     let fork = fork_of(node, built.block.block.header.timestamp);
     let expected = match version {
         4 => Fork::Prague,

@@ -74,7 +74,7 @@ fn check_attributes(
 /// blocks on the way, or asking the network for a chain the node lacks), then, with
 /// `attributes`, starts building a payload on it.
 pub fn fork_choice(
-    node: &Node,
+    node: &std::sync::Arc<Node>,
     state: ForkchoiceState,
     attributes: Option<EnginePayloadAttributes>,
     version: u8,

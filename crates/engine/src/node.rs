@@ -123,6 +123,9 @@ pub struct Node {
     /// Payloads built for `engine_getPayload`, by payload id; a bounded cache, so an old
     /// payload may have been evicted.
     pub payloads: Mutex<Cache<PayloadId, BuiltPayload>>,
+    /// Payloads still being improved in the background (`build::keep_improving`), with
+    /// whether `getPayload` has taken them; at most `MAX_IMPROVING`.
+    pub(crate) improving: Mutex<std::collections::HashMap<PayloadId, Arc<crate::build::Improving>>>,
     /// Serialises everything that moves the head or writes blocks.
     pub(crate) write_lock: Mutex<()>,
     /// How many committed blocks may still be waiting for the disk when
@@ -199,6 +202,7 @@ impl Node {
             pending: Mutex::new(SideBlocks::new()),
             invalid: Mutex::new(InvalidBlocks::new()),
             payloads: Mutex::new(Cache::new(MAX_BUILT_PAYLOADS)),
+            improving: Mutex::default(),
             write_lock: Mutex::new(()),
             persistence_lag: 0,
             target_gas_limit: DEFAULT_TARGET_GAS_LIMIT,

@@ -17,12 +17,14 @@ use ethrex_blockchain::Blockchain;
 use ethrex_common::{ChainConfig, Fork};
 use ethrex_engine::{EngineError, NewPayload, Node};
 use ethrex_storage::Store;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 fn key() -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&B256::repeat_byte(0x42)).unwrap()
 }
 
-fn node() -> Node {
+fn node() -> Arc<Node> {
     let mut alloc = ethrex_blockchain::system_contracts::system_contracts();
     let funds = GenesisAccount { balance: U256::from(10u128.pow(24)), ..Default::default() };
     alloc.insert(key().address(), funds);
@@ -30,7 +32,7 @@ fn node() -> Node {
     let header = genesis_header_at(&config, 30_000_000, 7, alloc_state_root(&alloc).unwrap());
     let store = Store::in_memory();
     init_genesis(&store, header, &alloc).unwrap();
-    Node::new(Blockchain::new(store, config))
+    Arc::new(Node::new(Blockchain::new(store, config)))
 }
 
 /// A transfer to a new account (Amsterdam charges its creation as state gas).
@@ -70,7 +72,7 @@ fn genesis(node: &Node) -> B256 {
 }
 
 /// Builds a payload on the head from the pool and returns it as `newPayloadV5` takes it.
-fn build(node: &Node, head: B256, timestamp: u64) -> (NewPayload, B256) {
+fn build(node: &Arc<Node>, head: B256, timestamp: u64) -> (NewPayload, B256) {
     let updated = ethrex_engine::fork_choice(node, state(head), Some(attributes(timestamp)), 4)
         .expect("fork choice with attributes");
     assert_eq!(updated.payload_status.status, PayloadStatusEnum::Valid);
@@ -199,4 +201,39 @@ fn amsterdam_attributes_name_the_gas_limit_target_and_the_node_default_applies_o
             ethrex_engine::built_payload(&node, updated.payload_id.unwrap(), 6).unwrap();
         assert_eq!(payload.payload_inner.payload_inner.gas_limit, expected);
     }
+}
+
+#[test]
+fn a_payload_keeps_improving_from_the_pool_until_it_is_taken() {
+    let node = node();
+    let head = genesis(&node);
+    let updated = ethrex_engine::fork_choice(&node, state(head), Some(attributes(12)), 4).unwrap();
+    let id = updated.payload_id.unwrap();
+    let txs =
+        |node: &Node| node.payloads.lock().peek(&id).unwrap().block.block.body.transactions.len();
+    assert_eq!(txs(&node), 0, "built from an empty pool");
+    node.pool.add(transfer(0), &ethrex_engine::HeadAccounts(&node.chain.store)).unwrap();
+    // Rebuilt in the background (every half second); bounded wait, not a speed claim.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while txs(&node) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the payload was never rebuilt with the new transaction"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (built, payload) = ethrex_engine::built_payload(&node, id, 6).unwrap();
+    assert_eq!(payload.payload_inner.payload_inner.transactions.len(), 1);
+    assert!(built.fees > U256::ZERO);
+    // The improved payload is a valid block.
+    let bal = Bytes::from(alloy_rlp::encode(built.block.bal.clone().unwrap()));
+    let new = NewPayload {
+        payload,
+        versioned_hashes: vec![],
+        parent_beacon_block_root: B256::repeat_byte(1),
+        execution_requests: Some(Default::default()),
+        amsterdam: Some((bal, 12)),
+    };
+    let status = ethrex_engine::new_payload(&node, new, &[Fork::Amsterdam]).unwrap();
+    assert_eq!(status.status, PayloadStatusEnum::Valid);
 }

@@ -383,6 +383,12 @@ impl TxPool {
         self.inner.read().by_hash.get(hash).map(|p| p.sender)
     }
 
+    /// A number that grows with every transaction the pool takes: a builder that saw
+    /// it unchanged has nothing new to build from.
+    pub fn version(&self) -> u64 {
+        self.inner.read().seq
+    }
+
     /// How many transactions the pool holds.
     pub fn len(&self) -> usize {
         self.inner.read().by_hash.len()
