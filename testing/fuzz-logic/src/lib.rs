@@ -31,11 +31,13 @@ mod designs;
 mod engine;
 mod files;
 mod rlpx;
+mod txs;
 
 pub use designs::bal_design;
 pub use engine::{engine_api, engine_methods};
 pub use files::chain_file;
 pub use rlpx::{rlpx_frame, rlpx_handshake};
+pub use txs::{pooled_transactions, FUZZ_CHAIN_ID};
 
 /// A target's logic: called with one input, panics on a broken invariant.
 pub type Target = fn(&[u8]);
@@ -55,6 +57,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("engine_api", engine_api),
     ("chain_file", chain_file),
     ("bal_design", bal_design),
+    ("pooled_transactions", pooled_transactions),
 ];
 
 /// The eth protocol version an input's first byte selects (69, 70 or 71).
