@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Transactions between `ethrex node` and go-ethereum v1.17.10 as peers on loopback: both
-# start from one genesis (every fork to Amsterdam at 0, two funded accounts), geth dials
+# start from one genesis (every fork to Amsterdam at 0, four funded accounts), geth dials
 # us, both get a forkchoiceUpdated naming the genesis; then a transfer sent to our
 # eth_sendRawTransaction must appear in geth's txpool_content, and one sent to geth's must
-# appear in ours (bench/geth_txpool.py; transactions signed with eth_account, installed
-# with web3.py if missing). Loopback only, no discovery; stops by itself.
-# Usage: bench/geth-txpool.sh      Ends with `geth-txpool: 2 of 2 transactions crossed ...`.
+# appear in ours; a blob transaction each way, whose blob both nodes' engine_getBlobsV2
+# return alike; then a payload ethrex builds from its pool carries all four and is VALID
+# on geth (bench/geth_txpool.py; transactions signed with eth_account, blobs proved with
+# the ckzg bindings, both installed with web3.py if missing). Loopback only, no
+# discovery; stops by itself.
+# Usage: bench/geth-txpool.sh      Ends with `geth-txpool: every check passed (...)`.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 source "$ROOT/bench/oracles.sh"
@@ -14,7 +17,10 @@ source "$ROOT/bench/net-common.sh"
 python3 -c 'import eth_account' 2>/dev/null || python3 -m pip install --quiet 'web3>=7,<9' >&2
 PY="python3 $ROOT/bench/geth_txpool.py"
 GENESIS="$WORK/genesis.json"
-$PY genesis "$GENESIS"
+# The system contracts (EIP-2935, 4788, 7002, 7251, ...) as the client's generator writes them.
+"$ETHREX" fixture stress --out "$WORK/system" --blocks 1 --min-txs 1 --max-txs 1 >/dev/null
+$PY genesis "$GENESIS" "$WORK/system/stress.genesis.json"
+rm -rf "$WORK/system"
 
 # geth: init, then serve on loopback with txpool and admin over HTTP.
 GDIR="$WORK/geth"
@@ -45,8 +51,12 @@ until rpc "$GETH_URL" admin_peers | python3 -c 'import json,sys; sys.exit(0 if j
     sleep 0.2
 done
 STATUS=0
+# c-kzg's trusted setup (the crate the node builds with ships it) for the blob transactions.
+SETUP=$(ls "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/c-kzg-2.*/src/trusted_setup.txt 2>/dev/null | head -1)
+[ -n "$SETUP" ] || { echo "geth-txpool: c-kzg's trusted_setup.txt not found (cargo fetch)" >&2; exit 1; }
 timeout 120 $PY run --ours "$ETHREX_URL" --ours-auth "$ETHREX_AUTH_URL" --ours-jwt "$ETHREX_JWT" \
-    --geth "$GETH_URL" --geth-auth "http://127.0.0.1:$G_AUTH" --geth-jwt "$GDIR/jwt.hex" || STATUS=1
+    --geth "$GETH_URL" --geth-auth "http://127.0.0.1:$G_AUTH" --geth-jwt "$GDIR/jwt.hex" \
+    --trusted-setup "$SETUP" || STATUS=1
 if ((STATUS)); then
     tail_log "geth" "$GDIR/geth.log" 20
     tail_log "ethrex node" "$WORK/ours.log" 20
