@@ -65,6 +65,11 @@ pub(crate) struct BenchArgs {
     fixture: PathBuf,
     #[command(flatten)]
     files: ChainFiles,
+    /// Import as a node whose transaction pool saw every transaction of the chain: each
+    /// sender is recovered once beforehand (untimed) into the sender cache the import
+    /// consults, as the pool fills it. Compares with a run without the flag.
+    #[arg(long)]
+    known_senders: bool,
     /// sequential, sequential-pooled, parallel, both (sequential + parallel), all (the
     /// three + the ceiling) or none (only the sweep).
     #[arg(long, default_value = "all")]
@@ -152,6 +157,19 @@ pub(crate) struct BenchArgs {
     plot: Option<PathBuf>,
 }
 
+/// Recovers every sender of the chain in `fixture` into the sender cache, as a pool that
+/// had seen each transaction would have.
+fn remember_chain_senders(fixture: &std::path::Path) -> anyhow::Result<()> {
+    let blocks = ethrex_blockchain::chain_file::read_chain(fixture, None)?;
+    let txs: Vec<_> = blocks.iter().flat_map(|b| b.block.body.transactions.iter()).collect();
+    ethrex_vm::install_sender_cache(txs.len());
+    for (i, tx) in txs.iter().enumerate() {
+        ethrex_vm::remember_sender(*tx.tx_hash(), ethrex_vm::recover_sender(i, tx)?);
+    }
+    eprintln!("known senders: {} transactions' senders cached before the import", txs.len());
+    Ok(())
+}
+
 pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     let db: DbKind = a.db.parse().map_err(anyhow::Error::msg)?;
     let scheme_name = match a.state_scheme {
@@ -174,6 +192,9 @@ pub(crate) fn run_bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(!a.threads.contains(&0), "--threads counts must be at least 1");
     anyhow::ensure!(!a.batch.contains(&0), "--batch sizes must be at least 1");
     anyhow::ensure!(a.io_threads > 0, "--io-threads must be at least 1");
+    if a.known_senders {
+        remember_chain_senders(&a.fixture)?;
+    }
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mode_threads = match a.threads.as_slice() {
         [one] => *one,

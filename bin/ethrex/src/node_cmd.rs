@@ -273,6 +273,9 @@ impl P2pArgs {
     }
 }
 
+/// Transactions whose sender the node remembers from the pool: a few full pools' worth.
+const SENDER_CACHE_CAPACITY: usize = 65_536;
+
 pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     let network = args.network.clone().unwrap_or_else(|| "dev".into());
     let chain = if args.dev {
@@ -285,6 +288,8 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     // The KZG trusted setup takes about a second to build: not inside the first blob
     // transaction's time limit.
     std::thread::spawn(ethrex_txpool::warm_kzg);
+    // Senders the pool recovers are not recovered again when a block includes them.
+    ethrex_vm::install_sender_cache(SENDER_CACHE_CAPACITY);
     let blob_dir = args.db.datadir.join("blobpool");
     let blobs = ethrex_txpool::BlobStore::on_disk(blob_dir.clone(), 64 << 20)
         .with_context(|| format!("the blob pool's directory {}", blob_dir.display()))?;

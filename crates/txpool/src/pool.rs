@@ -315,6 +315,8 @@ impl TxPool {
             self.blobs.put(hash, sidecar);
         }
         inner.insert(PooledTx { tx: Arc::new(tx), hash, sender, size, seq, authorities });
+        // The block that includes it need not recover its sender again.
+        ethrex_vm::remember_sender(hash, sender);
         let gapless = inner.contiguous(&sender, account.nonce).any(|p| p.hash == hash);
         Ok(if gapless { Added::Pending(hash) } else { Added::Queued(hash) })
     }

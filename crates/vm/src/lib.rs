@@ -34,7 +34,10 @@ pub use parallel::{
     run_transactions_parallel, run_transactions_parallel_on, BalUnusable, ExecutedTransactions,
     ParallelRun, Schedule, TxOverlay, TxPreState, UnlistedReads,
 };
-pub use senders::{recover_sender, recover_senders, Recovery};
+pub use senders::{
+    cached_senders, install_sender_cache, recover_sender, recover_senders, remember_sender,
+    Recovery,
+};
 pub use sequential::{
     execute_block_sequential, execute_block_sequential_recording,
     execute_block_sequential_with_roots, IntermediateRoot,
