@@ -285,8 +285,8 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     };
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
-    // The KZG trusted setup takes about a second to build: not inside the first blob
-    // transaction's time limit.
+    // The KZG trusted setup takes a few seconds of one core (and ~100 MB) to build: not
+    // inside the first blob transaction's time limit.
     std::thread::spawn(ethrex_txpool::warm_kzg);
     // Senders the pool recovers are not recovered again when a block includes them.
     ethrex_vm::install_sender_cache(SENDER_CACHE_CAPACITY);

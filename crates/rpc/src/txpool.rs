@@ -46,11 +46,8 @@ fn by_sender(side: &BTreeMap<Address, BTreeMap<u64, PooledTx>>, base_fee: u64) -
 
 impl TxpoolApiServer for EthRpc {
     fn status(&self) -> RpcResult<Value> {
-        let content = self.node().pool.content(&HeadAccounts(&self.node().chain.store));
-        let count = |side: &BTreeMap<Address, BTreeMap<u64, PooledTx>>| {
-            format!("{:#x}", side.values().map(BTreeMap::len).sum::<usize>())
-        };
-        Ok(json!({ "pending": count(&content.pending), "queued": count(&content.queued) }))
+        let (pending, queued) = self.node().pool.status(&HeadAccounts(&self.node().chain.store));
+        Ok(json!({ "pending": format!("{pending:#x}"), "queued": format!("{queued:#x}") }))
     }
 
     fn content(&self) -> RpcResult<Value> {

@@ -93,9 +93,17 @@ pub enum PoolError {
     /// The tip exceeds the fee cap.
     #[error("max priority fee per gas higher than max fee per gas")]
     TipAboveFeeCap,
-    /// Below the pool's minimum tip.
+    /// The pool is full and this transaction pays no more than the cheapest it holds.
     #[error("transaction underpriced")]
     Underpriced,
+    /// Below the pool's minimum tip.
+    #[error("transaction gas price below minimum: gas tip cap {tip}, minimum needed {min}")]
+    TipBelowMinimum {
+        /// The transaction's tip (its gas price for a legacy transaction).
+        tip: u128,
+        /// The pool's minimum.
+        min: u128,
+    },
     /// An EIP-7702 transaction without authorizations.
     #[error("EIP-7702 transaction with empty auth list")]
     EmptyAuthorizationList,
@@ -147,9 +155,16 @@ pub enum PoolError {
     /// blob transactions.
     #[error("authority already reserved")]
     AuthorityReserved,
-    /// The pool is full and this transaction pays no more than the cheapest it holds.
+    /// The pool is full and nothing in it may make room (only transactions of the other
+    /// kind, or none).
     #[error("txpool is full")]
     PoolFull,
+    /// The first byte names no transaction type.
+    #[error("transaction type not supported")]
+    UnknownType,
+    /// A type byte with nothing after it.
+    #[error("typed transaction too short")]
+    TooShort,
     /// The encoding is not a transaction.
     #[error("rlp: {0}")]
     Decode(String),
@@ -168,6 +183,8 @@ impl PoolError {
                 | PoolError::VersionedHashMismatch { .. }
                 | PoolError::Kzg(_)
                 | PoolError::Decode(_)
+                | PoolError::UnknownType
+                | PoolError::TooShort
         )
     }
 }

@@ -14,7 +14,7 @@ use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, B256, U256};
 use ethrex_common::{Fork, Transaction};
 use parking_lot::RwLock;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// A pooled transaction with what was worked out once on entry.
@@ -57,12 +57,51 @@ struct Inner {
     by_sender: HashMap<Address, BTreeMap<u64, B256>>,
     /// How many pooled transactions' authorizations name each account.
     authorized: HashMap<Address, usize>,
+    /// Every sender's last transaction by price (at `key_base_fee`): what eviction takes
+    /// from, cheapest first, without a walk over the pool.
+    lasts: BTreeSet<(PriceKey, B256)>,
+    /// The base fee the prices in `lasts` are at (the head's next block's).
+    key_base_fee: u64,
     bytes: usize,
     seq: u64,
 }
 
 impl Inner {
+    /// The sender's last transaction with its price.
+    fn last_entry(&self, sender: &Address) -> Option<(PriceKey, B256)> {
+        let hash = *self.by_sender.get(sender)?.values().next_back()?;
+        let pooled = &self.by_hash[&hash];
+        Some((price_key(&pooled.tx, self.key_base_fee, pooled.seq), hash))
+    }
+
+    /// Runs `change` on the sender's transactions and keeps `lasts` in step.
+    fn with_last<R>(&mut self, sender: Address, change: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.last_entry(&sender);
+        let result = change(self);
+        let after = self.last_entry(&sender);
+        if before != after {
+            if let Some(entry) = before {
+                self.lasts.remove(&entry);
+            }
+            if let Some(entry) = after {
+                self.lasts.insert(entry);
+            }
+        }
+        result
+    }
+
+    /// Prices every sender's last transaction at `base_fee` (a new head's).
+    fn reprice(&mut self, base_fee: u64) {
+        self.key_base_fee = base_fee;
+        let senders: Vec<Address> = self.by_sender.keys().copied().collect();
+        self.lasts = senders.iter().filter_map(|s| self.last_entry(s)).collect();
+    }
+
     fn insert(&mut self, pooled: PooledTx) {
+        self.with_last(pooled.sender, |inner| inner.insert_unindexed(pooled));
+    }
+
+    fn insert_unindexed(&mut self, pooled: PooledTx) {
         for authority in &pooled.authorities {
             *self.authorized.entry(*authority).or_default() += 1;
         }
@@ -72,6 +111,11 @@ impl Inner {
     }
 
     fn remove(&mut self, hash: &B256) -> Option<PooledTx> {
+        let sender = self.by_hash.get(hash)?.sender;
+        self.with_last(sender, |inner| inner.remove_unindexed(hash))
+    }
+
+    fn remove_unindexed(&mut self, hash: &B256) -> Option<PooledTx> {
         let pooled = self.by_hash.remove(hash)?;
         for authority in &pooled.authorities {
             if let Some(n) = self.authorized.get_mut(authority) {
@@ -101,14 +145,16 @@ impl Inner {
 
     /// The cheapest transaction that is its sender's last (evicting it leaves no gap),
     /// among blob or among non-blob transactions, by blob fee cap (blob transactions),
-    /// then effective tip at `base_fee`, then latest arrival.
-    fn cheapest_last(&self, base_fee: u64, blob: bool) -> Option<&PooledTx> {
-        self.by_sender
-            .values()
-            .filter_map(|txs| txs.values().next_back())
-            .map(|h| &self.by_hash[h])
-            .filter(|p| p.tx.is_eip4844() == blob)
-            .min_by_key(|p| price_key(&p.tx, base_fee, p.seq))
+    /// then effective tip at the head's next base fee, then latest arrival. Non-blob
+    /// transactions have no blob fee cap, so they sort before every blob transaction.
+    fn cheapest_last(&self, blob: bool) -> Option<&PooledTx> {
+        let first = if blob {
+            let from = ((1, 0, std::cmp::Reverse(u64::MAX)), B256::ZERO);
+            self.lasts.range(from..).next()
+        } else {
+            self.lasts.iter().next().filter(|((blob_fee_cap, _, _), _)| *blob_fee_cap == 0)
+        };
+        first.map(|(_, hash)| &self.by_hash[hash])
     }
 
     /// The sender's pooled transactions whose kind (blob or not) is not `blob`'s.
@@ -143,7 +189,9 @@ fn check_delegation(
 
 /// What eviction orders by: the blob fee cap, then the effective tip, then arrival (the
 /// later goes first).
-fn price_key(tx: &Transaction, base_fee: u64, seq: u64) -> (u128, u128, std::cmp::Reverse<u64>) {
+type PriceKey = (u128, u128, std::cmp::Reverse<u64>);
+
+fn price_key(tx: &Transaction, base_fee: u64, seq: u64) -> PriceKey {
     let blob_fee_cap = tx.max_fee_per_blob_gas().unwrap_or_default();
     (blob_fee_cap, effective_tip(tx, base_fee), std::cmp::Reverse(seq))
 }
@@ -164,7 +212,8 @@ impl TxPool {
 
     /// An empty pool at `head` keeping sidecars in `blobs`.
     pub fn with_blob_store(config: PoolConfig, head: Head, blobs: BlobStore) -> Self {
-        Self { config, head: RwLock::new(head), inner: RwLock::default(), blobs }
+        let inner = Inner { key_base_fee: head.base_fee, ..Inner::default() };
+        Self { config, head: RwLock::new(head), inner: RwLock::new(inner), blobs }
     }
 
     /// The pool's limits and prices.
@@ -292,9 +341,9 @@ impl TxPool {
             let over_tx_limits = inner.by_hash.len() >= self.config.max_transactions
                 || inner.bytes + mem_size > self.config.max_bytes;
             // Over the transaction limits any kind may go; over the datacap only blobs.
-            let cheapest = inner.cheapest_last(head.base_fee, blob).or_else(|| {
+            let cheapest = inner.cheapest_last(blob).or_else(|| {
                 if over_tx_limits {
-                    inner.cheapest_last(head.base_fee, !blob)
+                    inner.cheapest_last(!blob)
                 } else {
                     None
                 }
@@ -304,7 +353,7 @@ impl TxPool {
                 let key = price_key(&cheapest.tx, head.base_fee, cheapest.seq);
                 (key.0, key.1)
             } {
-                return Err(PoolError::PoolFull);
+                return Err(PoolError::Underpriced);
             }
             let cheapest = cheapest.hash;
             self.remove(&mut inner, &cheapest);
@@ -408,6 +457,21 @@ impl TxPool {
         nonce + self.inner.read().contiguous(sender, nonce).count() as u64
     }
 
+    /// How many transactions are pending and how many queued (`txpool_status`): counted,
+    /// nothing copied; one account read per sender.
+    pub fn status(&self, state: &dyn AccountSource) -> (usize, usize) {
+        let inner = self.inner.read();
+        let pending: usize = inner
+            .by_sender
+            .keys()
+            .map(|sender| {
+                let nonce = state.account(sender).unwrap_or_default().nonce;
+                inner.contiguous(sender, nonce).count()
+            })
+            .sum();
+        (pending, inner.by_hash.len() - pending)
+    }
+
     /// Every pooled transaction, split into pending and queued, by sender and nonce.
     pub fn content(&self, state: &dyn AccountSource) -> Content {
         let inner = self.inner.read();
@@ -469,10 +533,12 @@ impl TxPool {
         reinject: Vec<Transaction>,
     ) -> usize {
         let number = head.number;
+        let base_fee = head.base_fee;
         *self.head.write() = head;
         let mut dropped = 0;
         {
             let mut inner = self.inner.write();
+            inner.reprice(base_fee);
             let senders: Vec<Address> = inner.by_sender.keys().copied().collect();
             for sender in senders {
                 let Account { nonce, balance, .. } = state.account(&sender).unwrap_or_default();
@@ -521,6 +587,12 @@ impl TxPool {
 /// Decodes one transaction in its network form (EIP-2718; a blob transaction with its
 /// sidecar), as `eth_sendRawTransaction` takes it: nothing may follow it.
 pub fn decode_network(raw: &[u8]) -> Result<Transaction, PoolError> {
+    // geth's words for what is not a transaction of a known type.
+    match raw {
+        [ty] if *ty < 0x80 => return Err(PoolError::TooShort),
+        [ty, ..] if (5..0x80).contains(ty) => return Err(PoolError::UnknownType),
+        _ => {}
+    }
     let mut buf = raw;
     let tx = <Transaction as alloy_eips::eip2718::Decodable2718>::decode_2718(&mut buf)
         .map_err(|e| PoolError::Decode(e.to_string()))?;
@@ -537,4 +609,108 @@ pub struct Content {
     pub pending: BTreeMap<Address, BTreeMap<u64, PooledTx>>,
     /// Behind a nonce gap.
     pub queued: BTreeMap<Address, BTreeMap<u64, PooledTx>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_consensus::{SignableTransaction, TxEip1559, TxEip4844};
+    use alloy_primitives::Signature;
+
+    fn pooled(
+        sender: u8,
+        nonce: u64,
+        fee_cap: u128,
+        tip: u128,
+        blob_fee_cap: u128,
+        seq: u64,
+    ) -> PooledTx {
+        let sig = Signature::new(U256::from(1), U256::from(2), false);
+        let tx: Transaction = if blob_fee_cap == 0 {
+            let tx = TxEip1559 {
+                nonce,
+                max_fee_per_gas: fee_cap,
+                max_priority_fee_per_gas: tip,
+                ..Default::default()
+            };
+            tx.into_signed(sig).into()
+        } else {
+            let tx = TxEip4844 {
+                nonce,
+                max_fee_per_gas: fee_cap,
+                max_priority_fee_per_gas: tip,
+                max_fee_per_blob_gas: blob_fee_cap,
+                blob_versioned_hashes: vec![B256::repeat_byte(seq as u8)],
+                ..Default::default()
+            };
+            Transaction::Eip4844(tx.into_signed(sig).into())
+        };
+        let hash = *tx.tx_hash();
+        PooledTx {
+            tx: Arc::new(tx),
+            hash,
+            sender: Address::repeat_byte(sender),
+            size: 100,
+            seq,
+            authorities: vec![],
+        }
+    }
+
+    /// What the index must answer: a scan over every sender's last transaction.
+    fn scan(inner: &Inner, blob: bool) -> Option<B256> {
+        inner
+            .by_sender
+            .values()
+            .filter_map(|txs| txs.values().next_back())
+            .map(|h| &inner.by_hash[h])
+            .filter(|p| p.tx.is_eip4844() == blob)
+            .min_by_key(|p| price_key(&p.tx, inner.key_base_fee, p.seq))
+            .map(|p| p.hash)
+    }
+
+    #[test]
+    fn the_eviction_index_agrees_with_a_scan_through_inserts_removals_and_new_base_fees() {
+        let mut inner = Inner { key_base_fee: 7, ..Inner::default() };
+        // A small deterministic generator: the same sequence on every run.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for seq in 1..3_000u64 {
+            match next(10) {
+                0..=5 => {
+                    let sender = next(12) as u8 + 1;
+                    let nonce = next(6);
+                    let blob_fee_cap = if sender.is_multiple_of(3) { next(50) + 1 } else { 0 };
+                    let (fee_cap, tip) = (u128::from(next(100) + 1), u128::from(next(20)));
+                    let p = pooled(sender, nonce, fee_cap, tip, u128::from(blob_fee_cap), seq);
+                    // A transaction at a taken nonce replaces the one there.
+                    let old = inner.by_sender.get(&p.sender).and_then(|t| t.get(&nonce)).copied();
+                    if let Some(old) = old {
+                        inner.remove(&old);
+                    }
+                    inner.insert(p);
+                }
+                6..=8 => {
+                    let hashes: Vec<B256> = inner.by_hash.keys().copied().collect();
+                    if !hashes.is_empty() {
+                        let victim = hashes[next(hashes.len() as u64) as usize];
+                        inner.remove(&victim);
+                    }
+                }
+                _ => inner.reprice(next(60)),
+            }
+            for blob in [false, true] {
+                assert_eq!(
+                    inner.cheapest_last(blob).map(|p| p.hash),
+                    scan(&inner, blob),
+                    "step {seq}"
+                );
+            }
+            assert_eq!(inner.lasts.len(), inner.by_sender.len());
+        }
+    }
 }

@@ -130,7 +130,8 @@ pub(crate) fn check_transaction(
         return Err(PoolError::TipAboveFeeCap);
     }
     if tx.priority_fee_or_price() < config.min_tip {
-        return Err(PoolError::Underpriced);
+        let (tip, min) = (tx.priority_fee_or_price(), config.min_tip);
+        return Err(PoolError::TipBelowMinimum { tip, min });
     }
     if tx.ty() == 4 && tx.authorization_list().is_none_or(|l| l.is_empty()) {
         return Err(PoolError::EmptyAuthorizationList);

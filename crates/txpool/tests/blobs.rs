@@ -275,7 +275,7 @@ fn over_the_datacap_the_cheapest_blob_transaction_makes_room_or_the_new_one_is_r
     let cheap = network(0, 0, 2, 10, one);
     pool.add(cheap.clone(), &state()).unwrap();
     let cheaper = network(1, 0, 2, 5, Sidecar::Eip7594(v1(2)));
-    assert_eq!(pool.add(cheaper, &state()).unwrap_err(), PoolError::PoolFull);
+    assert_eq!(pool.add(cheaper, &state()).unwrap_err(), PoolError::Underpriced);
     let dearer = network(1, 0, 2, 50, Sidecar::Eip7594(v1(2)));
     pool.add(dearer.clone(), &state()).unwrap();
     assert!(pool.get(cheap.tx_hash()).is_none());

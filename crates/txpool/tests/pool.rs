@@ -160,7 +160,14 @@ fn refusals_carry_geths_words() {
         "exceeds block gas limit"
     );
     let no_tip = transfer(0, 0, 10, 0);
-    assert_eq!(pool.add(no_tip, &state).unwrap_err().to_string(), "transaction underpriced");
+    assert_eq!(
+        pool.add(no_tip, &state).unwrap_err().to_string(),
+        "transaction gas price below minimum: gas tip cap 0, minimum needed 1"
+    );
+    let unknown_type = ethrex_txpool::decode_network(&[0x4e, 0xc0]).unwrap_err();
+    assert_eq!(unknown_type.to_string(), "transaction type not supported");
+    let too_short = ethrex_txpool::decode_network(&[0x02]).unwrap_err();
+    assert_eq!(too_short.to_string(), "typed transaction too short");
     let poor =
         Account { nonce: 0, balance: U256::from(21_000u128 * 10 * GWEI), ..Default::default() };
     state.insert(key(2).address(), poor);
@@ -220,10 +227,11 @@ fn a_full_pool_drops_its_cheapest_for_a_better_transaction_and_refuses_a_worse_o
     pool.add(cheap.clone(), &state).unwrap();
     pool.add(transfer(1, 0, 100, 5), &state).unwrap();
     pool.add(transfer(2, 0, 100, 6), &state).unwrap();
-    assert_eq!(pool.add(transfer(3, 0, 100, 1), &state), Err(PoolError::PoolFull));
+    let err = pool.add(transfer(3, 0, 100, 1), &state).unwrap_err();
+    assert_eq!(err.to_string(), "transaction underpriced");
     assert_eq!(
         pool.add(transfer(3, 0, 100, 2), &state),
-        Err(PoolError::PoolFull),
+        Err(PoolError::Underpriced),
         "equal is not better"
     );
     pool.add(transfer(3, 0, 100, 3), &state).unwrap();
