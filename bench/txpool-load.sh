@@ -7,22 +7,27 @@
 # persistent HTTP connections, each sender's transactions on one connection in order.
 #   (1) accepted tx/s of a mixed set (chains, gapped nonces, replacements, duplicates and
 #       the refusals: nonce too low, wrong chain id, zero tip, intrinsic gas, gas above
-#       the cap or the block, fee cap below tip, insufficient funds, underpriced
-#       replacement, garbage), ethrex and geth alternating, median of the runs; ratio
-#       ethrex/geth (target 1.5x); and whether both answer each transaction alike.
+#       the block's, fee cap below tip, insufficient funds, underpriced replacement,
+#       garbage), ethrex and geth alternating, median of the runs; ratio ethrex/geth
+#       (target 1.5x); and whether both answer each transaction alike (by error class:
+#       the message before any ':' or number).
 #   (2) a geth feeder holding N transactions (1,000 senders x 4) dials the receiver; the
 #       time until the receiver's txpool_status counts N; ethrex and geth as receivers.
-#   (3) 200,000 valid transactions (10,000 senders x 20) offered by RPC: the pool's count
+#   (3) 200,000 valid transactions (10,000 senders x 20) offered by RPC, for 150 s at most
+#       (SLOW printed when a client cannot answer them all in that time): the pool's count
 #       (ethrex's cap: 10,000) and the node's resident memory; geth for context.
 #   (4) ethrex only, the script as the consensus client: forkchoiceUpdatedV4 -> getPayloadV6
 #       -> newPayloadV5 -> forkchoiceUpdatedV4 rounds on blocks of 300 transfers from the
-#       pool, unloaded, then while another process hammers eth_sendRawTransaction;
-#       newPayload latency p50/p99 of both (target: loaded p50 within 1.2x unloaded).
+#       pool (2 uncounted warm-up rounds each), unloaded, then while another process
+#       hammers eth_sendRawTransaction; newPayload latency p50/p99 of both (target:
+#       loaded p50 within 1.2x unloaded).
+# Each measurement starts once its nodes are idle (ethrex builds the KZG trusted setup
+# on a thread at start-up: a few seconds of one core).
 # geth's pool is given a total of 10,000 slots like ours (--txpool.globalslots 8976
 # --txpool.globalqueue 1024; its defaults hold 6,144), so the mixed set fits in both.
 # Usage: bench/txpool-load.sh [--quick] [--json OUT] [--runs N]
-#   full (default): about 10 minutes on 2 cores; --quick: a few hundred transactions, 3
-#   rounds, one run, well under a minute. One summary line per measurement, then a JSON
+#   full (default): about 12 minutes on 2 cores; --quick: a few hundred transactions, 3
+#   rounds, one run, about a minute. One summary line per measurement, then a JSON
 #   object with every number (also to OUT). Exits 1 on a functional failure (a node not
 #   starting, nothing accepted, a pool over its cap, a peer's transactions not arriving, a
 #   payload not VALID), not on a missed target: that prints BELOW TARGET.
@@ -148,7 +153,7 @@ for run in $(seq "$RUNS"); do
         fi
         FEEDER_PID=$GETH_PID FEEDER_URL=$GETH_URL FEEDER_AUTH=$GETH_AUTH_URL FEEDER_JWT=$GETH_JWT FEEDER_LOG=$GETH_LOG
         measure "$client" "peer-$client-$run" "$WORK/sets/genesis.json" "$LIMIT" peer --run "$run" \
-            --feeder "$FEEDER_URL" --feeder-auth "$FEEDER_AUTH" --feeder-jwt "$FEEDER_JWT" \
+            --feeder "$FEEDER_URL" --feeder-auth "$FEEDER_AUTH" --feeder-jwt "$FEEDER_JWT" --feeder-pid "$FEEDER_PID" \
             --timeout $((QUICK ? 20 : 60))
         grep -iE 'panic|fatal' "$FEEDER_LOG" | head -5 >&2 || true
         stop "$FEEDER_PID"
@@ -156,7 +161,7 @@ for run in $(seq "$RUNS"); do
 done
 # (3) once each.
 for client in ethrex geth; do
-    measure "$client" "memory-$client" "$WORK/sets/genesis.json" "$LIMIT" memory
+    measure "$client" "memory-$client" "$WORK/sets/genesis.json" "$LIMIT" memory --budget $((QUICK ? 20 : 150))
 done
 # (4) ethrex only.
 measure ethrex engine "$WORK/sets/genesis-engine.json" "$LIMIT" engine

@@ -360,11 +360,12 @@ def fcu_genesis(url, auth, jwt):
     return head
 
 
-def send_all(url, per_conn, stop=None, loop=False):
+def send_all(url, per_conn, stop=None, loop=False, budget_s=None):
     """Sends each connection's list of (id, raw) in JSON-RPC batches of BATCH over its own
     persistent connection, all connections at once. Returns (outcomes by id: "ok:<hash>"
     or the error message, seconds from the start to the last answer, batches sent).
-    With loop, goes round its list again until `stop` is set (the hammer)."""
+    With loop, goes round its list again until `stop` is set (the hammer). With budget_s,
+    no batch is sent after that many seconds (the ids never sent have no outcome)."""
     bodies = []
     for items in per_conn:
         conn_bodies = []
@@ -381,10 +382,13 @@ def send_all(url, per_conn, stop=None, loop=False):
     def worker(c):
         rpc = Rpc(url)
         barrier.wait()
+        end = None if budget_s is None else time.perf_counter() + budget_s
         try:
             while True:
                 for body in bodies[c]:
                     if stop is not None and stop.is_set():
+                        return
+                    if end is not None and time.perf_counter() > end:
                         return
                     answer = json.loads(rpc.post(body))
                     if not isinstance(answer, list):
@@ -439,6 +443,45 @@ def rss_mb(pid):
     return out.get("VmRSS"), out.get("VmHWM")
 
 
+def cpu_ticks(pid):
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def settle(*pids, limit=30.0):
+    """Waits until every pid uses under a tenth of a core over two half-second windows in
+    a row (a node's start-up work done: ethrex builds the KZG trusted setup on a thread at
+    start, ~1-3 s of a core and ~100 MB); returns the seconds waited."""
+    pids = [p for p in pids if p]
+    if not pids:
+        return 0.0
+    hz = os.sysconf("SC_CLK_TCK")
+    t0 = time.time()
+    quiet = 0
+    last = [cpu_ticks(p) for p in pids]
+    while time.time() - t0 < limit and quiet < 2:
+        time.sleep(0.5)
+        now = [cpu_ticks(p) for p in pids]
+        busy = any(a is not None and b is not None and (b - a) > 0.05 * hz for a, b in zip(last, now))
+        quiet = 0 if busy else quiet + 1
+        last = now
+    return round(time.time() - t0, 2)
+
+
+def status_ms(url, times=5):
+    """txpool_status's median latency (ms) over a few calls."""
+    rpc = Rpc(url)
+    took = []
+    for _ in range(times):
+        t0 = time.perf_counter()
+        rpc.call("txpool_status")
+        took.append((time.perf_counter() - t0) * 1000)
+    return round(sorted(took)[len(took) // 2], 2)
+
+
 def load_sets(path):
     with open(path, "rb") as f:
         return pickle.load(f)
@@ -464,6 +507,7 @@ def accept(a):
     sets = load_sets(a.sets)
     mixed = sets["mixed"]
     fcu_genesis(a.url, a.auth, a.jwt)
+    settled = settle(a.pid)
     rss0, _ = rss_mb(a.pid)
     load0 = cpu_load()
     outcomes, took, _ = send_all(a.url, split([(m["conn_key"], k, m["raw"]) for k, m in enumerate(mixed)]))
@@ -489,8 +533,9 @@ def accept(a):
            "seconds": round(took, 4), "accepted_per_s": round(accepted / took, 1),
            "sent_per_s": round(len(mixed) / took, 1), "pending": pending, "queued": queued,
            "wrong_hash": wrong_hash, "by_label": by_label, "messages": messages,
-           "classes": per_tx, "rss_before_mb": rss0, "rss_after_mb": rss1, "peak_rss_mb": hwm,
-           "loadavg_before": load0}
+           "classes": per_tx, "answers": [outcomes.get(k, "no answer")[:120] for k in range(len(mixed))],
+           "raws": [m["raw"][:80] if m["label"] == "garbage" else "" for m in mixed], "rss_before_mb": rss0, "rss_after_mb": rss1, "peak_rss_mb": hwm,
+           "loadavg_before": load0, "settle_s": settled}
     print(f"accept[{a.client} run {a.run}]: {accepted} of {len(mixed)} accepted in {took:.3f} s = "
           f"{accepted / took:.0f} accepted tx/s ({len(mixed) / took:.0f} answered/s); pool {pending} pending "
           f"+ {queued} queued; RSS {rss0} -> {rss1} MB")
@@ -527,6 +572,7 @@ def peer(a):
         time.sleep(0.05)
     fcu_genesis(a.url, a.auth, a.jwt)
     enode = Rpc(a.url).call("admin_nodeInfo")["enode"]
+    settled = settle(a.pid, a.feeder_pid)
     before = sum(pool_count(a.url))
     rpc = Rpc(a.url)
     t0 = time.perf_counter()
@@ -543,12 +589,13 @@ def peer(a):
             connected_at = now
         if got >= n_total:
             break
-        time.sleep(0.01)
+        time.sleep(a.poll_ms / 1000)
     took = time.perf_counter() - t0
     rec = {"kind": "peer", "client": a.client, "run": a.run, "n": n_total, "received": got,
            "pool_before": before, "seconds": round(took, 4), "tx_per_s": round(got / took, 1),
            "connected_after_s": connected_at and round(connected_at, 4),
-           "first_tx_after_s": first_at and round(first_at, 4), "loadavg_before": cpu_load()}
+           "first_tx_after_s": first_at and round(first_at, 4), "loadavg_before": cpu_load(),
+           "settle_s": settled, "poll_ms": a.poll_ms}
     print(f"peer[{a.client} run {a.run}]: {got} of {n_total} of the feeder's transactions in the pool "
           f"{took:.3f} s after admin_addPeer = {got / took:.0f} tx/s (peer seen after "
           f"{connected_at if connected_at is None else round(connected_at, 3)} s, first tx after "
@@ -569,6 +616,7 @@ def memory(a):
     s = len(m)
     items = [(i, n * s + i, m[i][n][0]) for n in range(NONCES) for i in range(s)]
     fcu_genesis(a.url, a.auth, a.jwt)
+    settled = settle(a.pid)
     rss0, hwm0 = rss_mb(a.pid)
     samples = []
     stop = threading.Event()
@@ -583,27 +631,34 @@ def memory(a):
 
     th = threading.Thread(target=sampler, daemon=True)
     th.start()
-    outcomes, took, _ = send_all(a.url, split(items))
+    outcomes, took, _ = send_all(a.url, split(items), budget_s=a.budget)
     stop.set()
     th.join()
+    answered = len(outcomes)
     rss1, hwm1 = rss_mb(a.pid)
     pending, queued = pool_count(a.url)
     time.sleep(2)
     rss2, hwm2 = rss_mb(a.pid)
+    full_status_ms = status_ms(a.url)
     classes = {}
     for o in outcomes.values():
         c = error_class(o)
         classes[c] = classes.get(c, 0) + 1
     accepted = classes.get("accepted", 0)
     max_seen = max(samples + [pending + queued])
-    rec = {"kind": "memory", "client": a.client, "sent": len(items), "accepted": accepted,
-           "seconds": round(took, 3), "answered_per_s": round(len(items) / took, 1),
+    rec = {"kind": "memory", "client": a.client, "offered": len(items), "sent": answered,
+           "accepted": accepted, "budget_s": a.budget, "complete": answered == len(items),
+           "seconds": round(took, 3), "answered_per_s": round(answered / took, 1),
            "pending": pending, "queued": queued, "max_pool_seen": max_seen, "classes": classes,
            "rss_before_mb": rss0, "rss_after_mb": rss1, "rss_after_2s_mb": rss2,
-           "peak_rss_mb": hwm2, "peak_rss_before_mb": hwm0}
-    print(f"memory[{a.client}]: offered {len(items)} in {took:.1f} s ({len(items) / took:.0f}/s), "
+           "peak_rss_mb": hwm2, "peak_rss_before_mb": hwm0, "settle_s": settled,
+           "txpool_status_ms_full_pool": full_status_ms}
+    if answered < len(items):
+        print(f"memory[{a.client}]: SLOW: only {answered} of {len(items)} answered within the {a.budget} s budget")
+    print(f"memory[{a.client}]: sent {answered} of {len(items)} in {took:.1f} s ({answered / took:.0f}/s), "
           f"{accepted} accepted; pool {pending} pending + {queued} queued (highest seen {max_seen}); "
-          f"RSS {rss0} -> {rss1} MB (2 s later {rss2}), peak {hwm2} MB; answers {classes}")
+          f"RSS {rss0} -> {rss1} MB (2 s later {rss2}), peak {hwm2} MB; answers {classes}; "
+          f"txpool_status on the full pool {full_status_ms} ms")
     emit(a, rec)
     if accepted == 0:
         print(f"!! memory[{a.client}]: no transaction accepted")
@@ -662,12 +717,15 @@ def hammer(a):
 def engine(a):
     sets = load_sets(a.sets)
     per_block, rounds = sets["engine_per_block"], sets["engine_rounds"]
+    warmup = 1 if rounds < 10 else 2  # rounds run before each phase and not counted
     m = sets["matrix"]
     s = len(m)
     head = fcu_genesis(a.url, a.auth, a.jwt)
+    settle(a.pid)
     eth = Rpc(a.url)
     auth = Rpc(a.auth, a.jwt)
-    preload_senders = per_block * rounds
+    # 5% over what the rounds take: the builder moves the gas limit up by 1/1024 a block.
+    preload_senders = per_block * (rounds + warmup) * 105 // 100
     if preload_senders >= s:
         raise SystemExit(f"engine: {preload_senders} preload senders need more than {s}")
     # The unloaded phase's pool: one transfer from each of per_block*rounds senders.
@@ -712,6 +770,8 @@ def engine(a):
         return t_new, t_build, t_fcu, len(payload["transactions"])
 
     def phase(name):
+        for _ in range(warmup):
+            round_()
         res = [round_() for _ in range(rounds)]
         new = [r[0] * 1000 for r in res]
         phases[name] = {"newpayload_ms": [round(x, 2) for x in new],
@@ -750,7 +810,8 @@ def engine(a):
         ham = {"raw": out[-500:]}
     rss1, hwm = rss_mb(a.pid)
     ratio = phases["loaded"]["p50_ms"] / phases["unloaded"]["p50_ms"]
-    rec = {"kind": "engine", "client": "ethrex", "rounds": rounds, "per_block": per_block, **phases,
+    rec = {"kind": "engine", "client": "ethrex", "rounds": rounds, "warmup_rounds": warmup,
+           "per_block": per_block, **phases,
            "p50_ratio": round(ratio, 3), "hammer": ham, "loaded_seconds": round(loaded_s, 3),
            "rss_before_mb": rss0, "rss_after_mb": rss1, "peak_rss_mb": hwm}
     print(f"engine: hammer sent {ham.get('sent')} txs in {ham.get('seconds')} s "
@@ -788,9 +849,13 @@ def summary(a):
         # Same answers? Compare each transaction's class, run by run (first run of each).
         e, g = acc["ethrex"][0], acc["geth"][0]
         diffs = {}
-        for ce, cg in zip(e["classes"], g["classes"]):
+        examples = {}
+        for k, (ce, cg) in enumerate(zip(e["classes"], g["classes"])):
             if ce != cg:
-                diffs[f"ethrex '{ce}' / geth '{cg}'"] = diffs.get(f"ethrex '{ce}' / geth '{cg}'", 0) + 1
+                key = f"ethrex '{ce}' / geth '{cg}'"
+                diffs[key] = diffs.get(key, 0) + 1
+                examples.setdefault(key, {"ethrex": e["answers"][k], "geth": g["answers"][k],
+                                          "raw": e["raws"][k] or None})
         unstable = {c: len({tuple(r["classes"]) for r in acc[c]}) > 1 for c in acc}
         out["accept"] = {c: {"accepted_per_s_median": med[c], "runs": [r["accepted_per_s"] for r in acc[c]],
                              "accepted": acc[c][0]["accepted"], "sent": acc[c][0]["sent"],
@@ -799,14 +864,19 @@ def summary(a):
                              "answers_differ_between_runs": unstable[c]} for c in acc}
         out["accept"]["ratio"] = round(ratio, 3)
         out["accept"]["class_differences"] = diffs
+        out["accept"]["difference_examples"] = examples
         flag = "" if ratio >= TARGETS["accept_ratio"] else f"  BELOW TARGET ({TARGETS['accept_ratio']}x)"
         if flag:
             below.append("accept")
         lines.append(f"(1) eth_sendRawTransaction: ethrex {med['ethrex']:.0f} accepted tx/s, geth {med['geth']:.0f} "
                      f"(median of {len(acc['ethrex'])}/{len(acc['geth'])} runs); ratio {ratio:.2f}x{flag}")
-        same = "same" if not diffs else f"{sum(diffs.values())} DIFFER: {diffs}"
+        same = "same" if not diffs else f"{sum(diffs.values())} DIFFER:"
         lines.append(f"    answers: ethrex accepted {e['accepted']} of {e['sent']}, geth {g['accepted']}; "
                      f"per-transaction classes {same}")
+        for key, n in diffs.items():
+            ex = examples[key]
+            raw = f" (e.g. {ex['raw']}...)" if ex["raw"] else ""
+            lines.append(f"      {n} x {key}: \"{ex['ethrex']}\" vs \"{ex['geth']}\"{raw}")
         if any(unstable.values()):
             lines.append(f"    answers changed between runs: {unstable}")
     else:
@@ -836,9 +906,15 @@ def summary(a):
     out["memory"] = mem
     for c, r in mem.items():
         cap = f" (cap {POOL_CAP})" if c == "ethrex" else ""
-        lines.append(f"(3) memory[{c}]: {r['sent']} offered, {r['accepted']} accepted; pool "
+        if not r["complete"]:
+            below.append(f"memory_{c}_incomplete")
+        sent = (f"{r['sent']} of {r['offered']} sent within {r['budget_s']:.0f} s (SLOW: "
+                f"{r['answered_per_s']:.0f}/s)" if not r["complete"] else
+                f"{r['sent']} offered in {r['seconds']:.1f} s")
+        lines.append(f"(3) memory[{c}]: {sent}, {r['accepted']} accepted; pool "
                      f"{r['pending'] + r['queued']}{cap}, highest seen {r['max_pool_seen']}; RSS {r['rss_before_mb']}"
-                     f" -> {r['rss_after_mb']} MB, peak {r['peak_rss_mb']} MB")
+                     f" -> {r['rss_after_mb']} MB, peak {r['peak_rss_mb']} MB; txpool_status on it "
+                     f"{r.get('txpool_status_ms_full_pool')} ms")
         if c == "ethrex" and r["max_pool_seen"] > POOL_CAP:
             fail = True
     if "ethrex" not in mem:
@@ -902,7 +978,11 @@ def main():
             s.add_argument("--feeder", required=True)
             s.add_argument("--feeder-auth", required=True)
             s.add_argument("--feeder-jwt", required=True)
+            s.add_argument("--feeder-pid", type=int, default=0)
             s.add_argument("--timeout", type=float, default=60)
+            s.add_argument("--poll-ms", type=float, default=20)
+        if name == "memory":
+            s.add_argument("--budget", type=float, default=150, help="seconds of sending at most")
     h = sub.add_parser("hammer")
     h.add_argument("--sets", required=True)
     h.add_argument("--url", required=True)

@@ -78,8 +78,10 @@ echo "   ommers, the DAO fork and reorgs, imported by both, every block compared
 bench/geth-diff-forks.sh 2 "$SCRATCH/geth-diff-forks"
 echo "== ethrex node --dev: web3.py's transfers from the test mnemonic mined (bench/dev-chain.sh)"
 bench/dev-chain.sh
-echo "== transactions between our pool and geth's as peers, both ways (bench/geth-txpool.sh)"
+echo "== transactions, blob transactions and a pool-built payload between us and geth (bench/geth-txpool.sh)"
 bench/geth-txpool.sh
+echo "== the pool under load against geth, a minute-long version (bench/txpool-load.sh --quick)"
+bench/txpool-load.sh --quick
 
 # The I/O-realistic bench on a small big-state fixture: cold caches, emulated latency,
 # mega blocks of 4, both BAL I/O designs; the bench fails unless every point ends in the

@@ -167,10 +167,9 @@ fn import_payload(
         return Ok(no_status(PayloadStatusEnum::Accepted));
     }
     match node.chain.import_block(BlockWithBal { block, bal }) {
-        Ok(_) => {
-            node.pool_on_new_head(vec![]);
-            Ok(valid(hash))
-        }
+        // The pool catches up with the new head at the fork choice that follows, off
+        // this answer's path (a full pool's clean-up would add to every newPayload).
+        Ok(_) => Ok(valid(hash)),
         Err(e) if e.is_invalid_block() => {
             let verdict = InvalidBlock { latest_valid: parent, reason: verdict_text(&e) };
             node.mark_invalid(hash, verdict.clone());
