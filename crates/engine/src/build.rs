@@ -5,8 +5,8 @@
 
 use crate::error::EngineError;
 use crate::new_payload::fork_of;
-use crate::node::{BuiltPayload, Node};
-use alloy_primitives::{keccak256, Bytes, B256};
+use crate::node::{BuiltPayload, Improving, Node};
+use alloy_primitives::{keccak256, Bytes};
 use alloy_rpc_types_engine::{
     BlobsBundleV1, BlobsBundleV2, ExecutionPayloadV3, PayloadAttributes as EnginePayloadAttributes,
     PayloadId,
@@ -152,16 +152,6 @@ const IMPROVE_EVERY: Duration = Duration::from_millis(500);
 /// Payloads improved at once at most: each has a thread (a consensus client asking for
 /// many payloads gets the rest built once).
 const MAX_IMPROVING: usize = 4;
-
-/// A payload being improved: what it was built for and what the best one so far pays.
-pub(crate) struct Improving {
-    attributes: PayloadAttributes,
-    parent: B256,
-    pool_version: u64,
-    fees: alloy_primitives::U256,
-    /// Set by `getPayload`: the consensus client has it; improving stops.
-    pub(crate) delivered: AtomicBool,
-}
 
 /// Rebuilds payload `id` in the background while the pool takes new transactions, until
 /// `getPayload` takes it, the head moves, or a slot has passed; a rebuild that pays the

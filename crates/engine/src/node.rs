@@ -52,6 +52,17 @@ impl BuiltPayload {
     }
 }
 
+/// A payload being improved in the background (`build::keep_improving`): what it was
+/// built for and what the best one so far pays.
+pub(crate) struct Improving {
+    pub(crate) attributes: ethrex_blockchain::PayloadAttributes,
+    pub(crate) parent: B256,
+    pub(crate) pool_version: u64,
+    pub(crate) fees: alloy_primitives::U256,
+    /// Set by `getPayload`: the consensus client has it; improving stops.
+    pub(crate) delivered: std::sync::atomic::AtomicBool,
+}
+
 /// Why a block is invalid, and the newest valid block on its chain.
 #[derive(Debug, Clone)]
 pub(crate) struct InvalidBlock {
@@ -125,7 +136,7 @@ pub struct Node {
     pub payloads: Mutex<Cache<PayloadId, BuiltPayload>>,
     /// Payloads still being improved in the background (`build::keep_improving`), with
     /// whether `getPayload` has taken them; at most `MAX_IMPROVING`.
-    pub(crate) improving: Mutex<std::collections::HashMap<PayloadId, Arc<crate::build::Improving>>>,
+    pub(crate) improving: Mutex<std::collections::HashMap<PayloadId, Arc<Improving>>>,
     /// Serialises everything that moves the head or writes blocks.
     pub(crate) write_lock: Mutex<()>,
     /// How many committed blocks may still be waiting for the disk when

@@ -171,6 +171,27 @@ pub enum PoolError {
 }
 
 impl PoolError {
+    /// Whether the transaction can never be valid, whatever the pool's or the chain's
+    /// state (a bad signature, too little gas, a tip above its fee cap, ...), as opposed
+    /// to not acceptable now (nonce, price, balance, a full pool). A peer sending many is
+    /// a spammer.
+    pub fn is_invalid(&self) -> bool {
+        self.is_peer_fault()
+            || matches!(
+                self,
+                PoolError::InvalidSender
+                    | PoolError::Oversized
+                    | PoolError::InitCodeTooLarge { .. }
+                    | PoolError::GasLimitTooHigh { .. }
+                    | PoolError::IntrinsicGas
+                    | PoolError::FloorDataGas
+                    | PoolError::TipAboveFeeCap
+                    | PoolError::EmptyAuthorizationList
+                    | PoolError::SetCodeCreate
+                    | PoolError::TooManyBlobs { .. }
+            )
+    }
+
     /// Whether the transaction proves its deliverer broke the protocol (geth drops such a
     /// peer): its sidecar is missing, malformed or does not prove its blobs. Prices,
     /// nonces and balances are not a peer's fault: they depend on the pool's view.

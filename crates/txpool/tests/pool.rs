@@ -358,3 +358,36 @@ fn a_pooled_authorization_limits_its_authority_and_a_busy_authority_is_refused()
     pool.on_new_head(pool.head(), &after, vec![]);
     pool.add(transfer(1, 1, 10, 1), &after).unwrap();
 }
+
+#[test]
+fn refusals_that_can_never_pass_are_told_apart_from_those_that_may_later() {
+    let (pool, mut state) = (pool(), state());
+    pool.add(transfer(0, 0, 10, 1), &state).unwrap();
+    // Never valid: too little gas for any transfer, a tip above the fee cap.
+    let mut starved = TxEip1559 {
+        chain_id: CHAIN_ID,
+        gas_limit: 20_000,
+        max_fee_per_gas: 10 * GWEI,
+        max_priority_fee_per_gas: GWEI,
+        to: TxKind::Call(Address::repeat_byte(0xaa)),
+        ..Default::default()
+    };
+    let err = pool.add(sign(&key(1), starved.clone()), &state).unwrap_err();
+    assert!(err.is_invalid() && !err.is_peer_fault(), "{err}");
+    starved.gas_limit = 21_000;
+    starved.max_priority_fee_per_gas = 20 * GWEI;
+    let err = pool.add(sign(&key(1), starved), &state).unwrap_err();
+    assert_eq!(err, PoolError::TipAboveFeeCap);
+    assert!(err.is_invalid());
+    // Not acceptable now, maybe later or elsewhere: not a sign of a spammer.
+    let underpriced = pool.add(transfer(0, 0, 10, 1), &state).unwrap_err();
+    assert_eq!(underpriced, PoolError::AlreadyKnown);
+    state.get_mut(&key(2).address()).unwrap().nonce = 3;
+    for err in [
+        underpriced,
+        pool.add(transfer(0, 0, 10, 0), &state).unwrap_err(),
+        pool.add(transfer(2, 0, 10, 1), &state).unwrap_err(),
+    ] {
+        assert!(!err.is_invalid(), "{err}");
+    }
+}

@@ -80,6 +80,9 @@ pub struct Peer {
     closed: tokio_util::sync::CancellationToken,
     /// Transaction hashes it is known to have (it sent or was sent them).
     pub(crate) known: super::transactions::KnownTxs,
+    /// How many transactions it sent that can never be valid (see
+    /// `PoolError::is_invalid`); past a bound it is dropped.
+    pub(crate) invalid_txs: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for Peer {
@@ -281,6 +284,7 @@ pub(crate) async fn establish(
         inflight: AtomicUsize::new(0),
         closed: tokio_util::sync::CancellationToken::new(),
         known: Default::default(),
+        invalid_txs: Default::default(),
     });
     if !inner.peers.insert(peer.clone(), inner.config.max_peers) {
         peer.disconnect(DisconnectReason::TooManyPeers).await;

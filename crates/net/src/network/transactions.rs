@@ -29,6 +29,9 @@ const MAX_KNOWN_PER_PEER: usize = 32_768;
 const MAX_HASHES_PER_REQUEST: usize = 256;
 /// Transactions in one `Transactions` message a peer may send (geth's limit).
 const MAX_TXS_PER_MESSAGE: usize = 5_000;
+/// Transactions that can never be valid (bad signature, too little gas, ...) a peer may
+/// send before it is dropped: a few honest mistakes pass, a spammer does not.
+const MAX_INVALID_TXS: u32 = 256;
 /// A transaction larger than this (encoded) is only announced, never sent in full.
 const MAX_BROADCAST_SIZE: usize = 4_096;
 
@@ -123,10 +126,12 @@ async fn admit(inner: &Arc<Inner>, txs: Vec<Transaction>, from: Option<&Arc<Peer
     };
     let mut taken = Vec::new();
     let mut faults = Vec::new();
+    let mut invalid = 0;
     for (tx, verdict) in txs.into_iter().zip(verdicts) {
         match verdict {
             Ok(_) => taken.push(tx),
             Err(e) if e.is_peer_fault() => faults.push((*tx.tx_hash(), e)),
+            Err(e) if e.is_invalid() => invalid += 1,
             Err(_) => {}
         }
     }
@@ -135,6 +140,12 @@ async fn admit(inner: &Arc<Inner>, txs: Vec<Transaction>, from: Option<&Arc<Peer
     }
     if let (Some(peer), Some((hash, why))) = (from, faults.first()) {
         let _ = drop_peer(inner, peer, format!("transaction {hash}: {why}")).await;
+    } else if let Some(peer) = from.filter(|_| invalid > 0) {
+        let sent = peer.invalid_txs.fetch_add(invalid, std::sync::atomic::Ordering::Relaxed);
+        if sent + invalid > MAX_INVALID_TXS {
+            let why = format!("{} transactions that can never be valid", sent + invalid);
+            let _ = drop_peer(inner, peer, why).await;
+        }
     }
     faults.into_iter().map(|(hash, _)| hash).collect()
 }
