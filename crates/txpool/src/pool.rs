@@ -627,10 +627,14 @@ mod tests {
     ) -> PooledTx {
         let sig = Signature::new(U256::from(1), U256::from(2), false);
         let tx: Transaction = if blob_fee_cap == 0 {
+            // The value makes every transaction's hash its own: the made-up signature
+            // would otherwise give two senders' equal transactions one hash, which a
+            // real pool cannot see (a hash fixes its sender).
             let tx = TxEip1559 {
                 nonce,
                 max_fee_per_gas: fee_cap,
                 max_priority_fee_per_gas: tip,
+                value: U256::from(seq),
                 ..Default::default()
             };
             tx.into_signed(sig).into()
@@ -641,6 +645,7 @@ mod tests {
                 max_priority_fee_per_gas: tip,
                 max_fee_per_blob_gas: blob_fee_cap,
                 blob_versioned_hashes: vec![B256::repeat_byte(seq as u8)],
+                value: U256::from(seq),
                 ..Default::default()
             };
             Transaction::Eip4844(tx.into_signed(sig).into())
@@ -695,7 +700,8 @@ mod tests {
                     inner.insert(p);
                 }
                 6..=8 => {
-                    let hashes: Vec<B256> = inner.by_hash.keys().copied().collect();
+                    let mut hashes: Vec<B256> = inner.by_hash.keys().copied().collect();
+                    hashes.sort(); // the map's order differs between runs
                     if !hashes.is_empty() {
                         let victim = hashes[next(hashes.len() as u64) as usize];
                         inner.remove(&victim);
