@@ -48,10 +48,12 @@ def system_contracts(path):
     return {a: v for a, v in alloc.items() if v.get("code") and a.lower().startswith("0x0000")}
 
 
-def genesis(out, system_from):
+def amsterdam_genesis(chain_id, alloc, gas_limit, base_fee=10**9):
+    """A geth-style genesis with every fork to Amsterdam at block 0 / time 0 (and the
+    blob schedule up to Amsterdam's): what both nodes of the geth benches start from."""
     forks = ["homestead", "eip150", "eip155", "eip158", "byzantium", "constantinople", "petersburg",
              "istanbul", "berlin", "london"]
-    config = {"chainId": CHAIN_ID, **{f"{f}Block": 0 for f in forks},
+    config = {"chainId": chain_id, **{f"{f}Block": 0 for f in forks},
               "terminalTotalDifficulty": 0,
               **{f"{f}Time": 0 for f in ["shanghai", "cancun", "prague", "osaka", "amsterdam"]},
               "depositContractAddress": "0x0000000000000000000000000000000000000000",
@@ -60,12 +62,16 @@ def genesis(out, system_from):
                   "prague": {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716},
                   "osaka": {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716},
                   "amsterdam": {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}}}
+    return {"config": config, "gasLimit": hex(gas_limit), "difficulty": "0x0",
+            "baseFeePerGas": hex(base_fee), "alloc": alloc}
+
+
+def genesis(out, system_from):
     alloc = {a.address: {"balance": hex(10**24)} for a in accounts()}
     contracts = system_contracts(system_from)
     assert len(contracts) >= 4, f"{system_from} has {len(contracts)} system contracts"
     alloc.update(contracts)
-    doc = {"config": config, "gasLimit": hex(60_000_000), "difficulty": "0x0",
-           "baseFeePerGas": hex(10**9), "alloc": alloc}
+    doc = amsterdam_genesis(CHAIN_ID, alloc, 60_000_000)
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     return 0

@@ -56,6 +56,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from geth_rpc_blocks import jwt_token  # noqa: E402
+from geth_txpool import amsterdam_genesis  # noqa: E402
 
 CHAIN_ID = 0x7E57_0002
 RECIPIENT = bytes.fromhex("00000000000000000000000000000000000c0ffe")
@@ -275,7 +276,7 @@ def prepare(a):
             alloc[addr] = {"balance": "0x0", "nonce": "0x1", "code": code}
     for name, gas_limit in (("genesis.json", 60_000_000), ("genesis-engine.json", a.engine_per_block * 21_000)):
         with open(os.path.join(a.out, name), "w") as f:
-            json.dump(genesis_doc(alloc, gas_limit), f)
+            json.dump(amsterdam_genesis(CHAIN_ID, alloc, gas_limit, GWEI), f)
     sets = {"senders": s, "matrix": matrix, "mixed": mixed, "engine_per_block": a.engine_per_block,
             "engine_rounds": a.engine_rounds, "peer_senders": a.peer_senders}
     with open(os.path.join(a.out, "sets.pickle"), "wb") as f:
@@ -288,22 +289,6 @@ def prepare(a):
           f"{os.cpu_count()} processes; not part of any rate); genesis with {len(alloc)} accounts")
     emit(a, info)
     return 0
-
-
-def genesis_doc(alloc, gas_limit):
-    forks = ["homestead", "eip150", "eip155", "eip158", "byzantium", "constantinople", "petersburg",
-             "istanbul", "berlin", "london"]
-    config = {"chainId": CHAIN_ID, **{f"{f}Block": 0 for f in forks},
-              "terminalTotalDifficulty": 0,
-              **{f"{f}Time": 0 for f in ["shanghai", "cancun", "prague", "osaka", "amsterdam"]},
-              "depositContractAddress": "0x0000000000000000000000000000000000000000",
-              "blobSchedule": {
-                  "cancun": {"target": 3, "max": 6, "baseFeeUpdateFraction": 3338477},
-                  "prague": {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716},
-                  "osaka": {"target": 6, "max": 9, "baseFeeUpdateFraction": 5007716},
-                  "amsterdam": {"target": 14, "max": 21, "baseFeeUpdateFraction": 11684671}}}
-    return {"config": config, "gasLimit": hex(gas_limit), "difficulty": "0x0",
-            "baseFeePerGas": hex(GWEI), "alloc": alloc}
 
 
 # ---- JSON-RPC
