@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod changeset;
 pub mod codec;
+pub mod history;
 pub mod mdbx;
 pub mod memory;
 mod node_cache;
@@ -15,7 +16,7 @@ pub mod trie_nodes;
 pub use backend::{KvBackend, SortedWrites, Table, WriteBatch};
 pub use changeset::ChangeSet;
 pub use store::{
-    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, STATE_LAYOUT,
+    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, TxLocation, STATE_LAYOUT,
     TRIE_MEMORY_BYTES,
 };
 pub use tables::TypedTable;

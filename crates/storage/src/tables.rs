@@ -100,6 +100,10 @@ tables! {
     /// block hash -> total difficulty: the sum of the difficulties of the block and its
     /// ancestors (the merge is decided by it; constant after the merge)
     TotalDifficulties("total_difficulties"): B256 => U256;
+    /// transaction hash -> number of the canonical block that included it, written when
+    /// the block is committed; a reorg does not erase it, so a reader checks that the
+    /// canonical block at that number holds the transaction
+    TxNumbers("tx_numbers"): B256 => u64;
 }
 
 /// One decoded entry of table `T`.
@@ -136,7 +140,8 @@ mod tests {
 
     #[test]
     fn markers_match_the_runtime_tables() {
-        assert_eq!(Table::ALL.len(), 15);
+        assert_eq!(Table::ALL.len(), 16);
+        assert_eq!(TxNumbers::TABLE.index(), 15);
         assert_eq!(TotalDifficulties::NAME, "total_difficulties");
         assert_eq!(TotalDifficulties::TABLE.index(), 14);
         assert_eq!(Headers::TABLE, Table::Headers);

@@ -84,7 +84,8 @@ fn table_names_and_order_are_fixed() {
             "change_sets",
             "meta",
             "extension",
-            "total_difficulties"
+            "total_difficulties",
+            "tx_numbers"
         ]
     );
     for (i, t) in Table::ALL.iter().enumerate() {

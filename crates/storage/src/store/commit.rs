@@ -7,7 +7,7 @@ use crate::codec::MetaKey;
 use crate::persist::PendingBatch;
 use crate::tables::{
     Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta,
-    Receipts, Storage, TotalDifficulties,
+    Receipts, Storage, TotalDifficulties, TxNumbers,
 };
 use crate::trie_nodes::trie_node_key;
 use crate::StoreError;
@@ -247,6 +247,9 @@ impl Store {
                 }
                 batch.put_entry::<ChangeSets>(&hash, &change_set);
                 batch.put_entry::<CanonicalHashes>(&block.header.number, hash);
+                for tx in &block.body.transactions {
+                    batch.put_entry::<TxNumbers>(tx.tx_hash(), block.header.number);
+                }
                 batch.put_entry::<Meta>(&MetaKey::Head, hash);
                 PendingBatch::new(batch)
             },

@@ -17,6 +17,7 @@ mod trie;
 mod unwind;
 
 pub use cache::CacheSizes;
+pub use chain::TxLocation;
 pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
 pub use kind::DbKind;
 pub use trie::{STATE_LAYOUT, TRIE_MEMORY_BYTES};
