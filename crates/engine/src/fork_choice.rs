@@ -96,6 +96,9 @@ pub fn fork_choice(
     if head.is_zero() {
         return Err(EngineError::InvalidForkchoiceState("head block hash is zero".into()));
     }
+    // Transaction intake waits until the head moved and the payload is started (see
+    // `Node::intake`).
+    let _priority = node.intake.write();
     let _guard = node.write_lock.lock();
     if let Some(verdict) = node.invalid_verdict(&head) {
         return updated(remembered(verdict));
@@ -141,6 +144,8 @@ pub fn fork_choice(
     }
     check_on_head_chain(node, "safe", state.safe_block_hash)?;
     check_on_head_chain(node, "finalized", state.finalized_block_hash)?;
+    *node.labels.lock() =
+        crate::node::Labels { safe: state.safe_block_hash, finalized: state.finalized_block_hash };
     {
         let store = &node.chain.store;
         node.pending.lock().retain(|h, _| store.header(h).ok().flatten().is_none());

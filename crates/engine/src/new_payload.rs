@@ -89,6 +89,8 @@ pub fn new_payload(
     } = payload;
     let inner = &payload.payload_inner.payload_inner;
     require_fork(node, inner.timestamp, forks)?;
+    // Transaction intake waits until the verdict is in (see `Node::intake`).
+    let _priority = node.intake.write();
     let parent = inner.parent_hash;
     let bal = match &amsterdam {
         None => None,

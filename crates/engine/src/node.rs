@@ -10,7 +10,7 @@ use alloy_rpc_types_engine::PayloadId;
 use ethrex_blockchain::fork_choice::BlockSource;
 use ethrex_blockchain::{Blockchain, BuiltBlock};
 use ethrex_common::BlockWithBal;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use quick_cache::unsync::Cache;
 use std::sync::Arc;
 
@@ -22,6 +22,8 @@ pub(crate) const MAX_INVALID_BLOCKS: usize = 512;
 pub const DEFAULT_TARGET_GAS_LIMIT: u64 = 60_000_000;
 /// Built payloads kept for `engine_getPayload`.
 pub(crate) const MAX_BUILT_PAYLOADS: usize = 64;
+/// The longest a transaction waits for the engine before it is admitted anyway.
+pub const INTAKE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A payload built for `engine_getPayload`.
 #[derive(Clone)]
@@ -121,6 +123,15 @@ impl InvalidBlocks {
     }
 }
 
+/// The blocks the consensus layer last called safe and finalized.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Labels {
+    /// The safe block's hash (zero: not named yet).
+    pub safe: B256,
+    /// The finalized block's hash (zero: not named yet).
+    pub finalized: B256,
+}
+
 /// What the Engine API handlers share. Every handler that reads or moves the head takes
 /// `write_lock` first and each of the other locks only for one statement, never two of
 /// them at once: no lock is ever taken while the same thread holds it.
@@ -139,6 +150,17 @@ pub struct Node {
     pub(crate) improving: Mutex<std::collections::HashMap<PayloadId, Arc<Improving>>>,
     /// Serialises everything that moves the head or writes blocks.
     pub(crate) write_lock: Mutex<()>,
+    /// The engine's priority over transaction intake: `newPayload` and
+    /// `forkchoiceUpdated` hold it exclusively while they run, each transaction the pool
+    /// admits ([`Node::admit`]) holds it shared. On two cores a stream of incoming
+    /// transactions (signature recovery, account reads) would otherwise take a core from
+    /// the block a validator is waiting for; this way intake pauses for the length of a
+    /// block and the block runs as on an idle node. The lock is fair: a waiting engine
+    /// call stops new admissions, so it waits at most for the ones already running.
+    pub(crate) intake: RwLock<()>,
+    /// The safe and finalized blocks the last valid `forkchoiceUpdated` named (zero
+    /// until one names them), for the `safe` and `finalized` block tags.
+    pub labels: Mutex<Labels>,
     /// How many committed blocks may still be waiting for the disk when
     /// `forkchoiceUpdated` answers VALID (0: the head is synced to disk first).
     pub(crate) persistence_lag: u64,
@@ -215,10 +237,27 @@ impl Node {
             payloads: Mutex::new(Cache::new(MAX_BUILT_PAYLOADS)),
             improving: Mutex::default(),
             write_lock: Mutex::new(()),
+            intake: RwLock::new(()),
+            labels: Mutex::default(),
             persistence_lag: 0,
             target_gas_limit: DEFAULT_TARGET_GAS_LIMIT,
             network: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Offers `tx` to the pool against the head's accounts, after any `newPayload` or
+    /// `forkchoiceUpdated` running or waiting (see `intake`). A wait longer than
+    /// [`INTAKE_WAIT`] (a block that takes that long) admits anyway: intake is slowed by
+    /// the engine, never stopped.
+    ///
+    /// # Errors
+    /// The pool's refusal.
+    pub fn admit(
+        &self,
+        tx: ethrex_common::Transaction,
+    ) -> Result<ethrex_txpool::Added, ethrex_txpool::PoolError> {
+        let _turn = self.intake.try_read_for(INTAKE_WAIT);
+        self.pool.add(tx, &HeadAccounts(&self.chain.store))
     }
 
     /// Keeps the pool's sidecars in `store` (a directory under the datadir for a node;
@@ -297,8 +336,7 @@ impl ethrex_net::ChainHost for Node {
         &self,
         txs: Vec<ethrex_common::Transaction>,
     ) -> Vec<Result<ethrex_txpool::Added, ethrex_txpool::PoolError>> {
-        let accounts = HeadAccounts(&self.chain.store);
-        txs.into_iter().map(|tx| self.pool.add(tx, &accounts)).collect()
+        txs.into_iter().map(|tx| self.admit(tx)).collect()
     }
 
     fn has_transaction(&self, hash: &B256) -> bool {

@@ -8,7 +8,7 @@
 //! `crate::eth` implement the traits over the shared [`crate::Node`].
 
 use alloy_eips::eip7685::Requests;
-use alloy_eips::BlockNumberOrTag;
+use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_engine::{
     BlobAndProofV1, BlobAndProofV2, ExecutionPayloadBodyV2, ExecutionPayloadEnvelopeV4,
@@ -154,7 +154,8 @@ pub trait EngineApi {
     ) -> RpcResult<Option<Vec<Option<BlobAndProofV2>>>>;
 }
 
-/// The `eth_` methods, served on both ports. State queries answer for the head block only.
+/// The `eth_` methods, served on both ports. State queries take a block number, tag or
+/// hash (EIP-1898) within the readable history (`ethrex_storage::history`).
 #[rpc(server, namespace = "eth")]
 pub trait EthApi {
     /// `eth_chainId`.
@@ -186,36 +187,28 @@ pub trait EthApi {
         full_transactions: Option<bool>,
     ) -> RpcResult<Option<RpcBlock>>;
 
-    /// `eth_getBalance` at the head.
+    /// `eth_getBalance` after a block (default `latest`).
     #[method(name = "getBalance", blocking)]
-    fn balance(&self, address: Address, block: Option<BlockNumberOrTag>) -> RpcResult<U256>;
+    fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256>;
 
     /// `eth_sendRawTransaction`: a signed transaction (EIP-2718 network form) into the
     /// pool; its hash, or the pool's refusal in geth's words (-32000).
     #[method(name = "sendRawTransaction", blocking)]
     fn send_raw_transaction(&self, raw: Bytes) -> RpcResult<B256>;
 
-    /// `eth_getTransactionCount` (the nonce) at the head; with `pending`, after the
+    /// `eth_getTransactionCount` (the nonce) after a block; with `pending`, after the
     /// sender's pending pooled transactions.
     #[method(name = "getTransactionCount", blocking)]
-    fn transaction_count(
-        &self,
-        address: Address,
-        block: Option<BlockNumberOrTag>,
-    ) -> RpcResult<U64>;
+    fn transaction_count(&self, address: Address, block: Option<BlockId>) -> RpcResult<U64>;
 
-    /// `eth_getCode` at the head.
+    /// `eth_getCode` after a block.
     #[method(name = "getCode", blocking)]
-    fn code(&self, address: Address, block: Option<BlockNumberOrTag>) -> RpcResult<Bytes>;
+    fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes>;
 
-    /// `eth_getStorageAt` at the head: the slot's value as 32 bytes.
+    /// `eth_getStorageAt` after a block: the slot's value as 32 bytes.
     #[method(name = "getStorageAt", blocking)]
-    fn storage_at(
-        &self,
-        address: Address,
-        slot: U256,
-        block: Option<BlockNumberOrTag>,
-    ) -> RpcResult<B256>;
+    fn storage_at(&self, address: Address, slot: String, block: Option<BlockId>)
+        -> RpcResult<B256>;
 }
 
 /// The `net_` methods.

@@ -3,9 +3,13 @@
 mod admin;
 pub mod api;
 pub mod block;
+mod debug;
 mod engine;
+pub mod error;
 mod eth;
 pub mod jwt;
+pub mod params;
+pub mod receipt;
 pub mod server;
 mod txpool;
 

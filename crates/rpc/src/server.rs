@@ -14,6 +14,9 @@ use tower_http::validate_request::ValidateRequestHeaderLayer;
 /// Engine payloads can carry large blocks; the public API gets the library's default.
 const ENGINE_MAX_BODY: u32 = 128 * 1024 * 1024;
 const HTTP_MAX_BODY: u32 = 10 * 1024 * 1024;
+/// A block's receipts can be tens of MiB (the execution-apis chain has a block whose
+/// receipts take 21 MiB); geth sets no limit on a single answer, this is a generous bound.
+const HTTP_MAX_RESPONSE: u32 = 128 * 1024 * 1024;
 /// How long a request's body may take to arrive once its headers have: a client that
 /// sends headers and then stalls would otherwise hold one of the server's request slots
 /// (100 at most) for as long as it likes. Real payloads (a few MiB) arrive far sooner.
@@ -27,6 +30,27 @@ pub struct RunningServers {
     pub auth_addr: SocketAddr,
     /// The public `eth_` server and the address it listens on, when one was requested.
     pub http: Option<(ServerHandle, SocketAddr)>,
+    /// The threads the Engine API runs on, apart from the public API's and the network's.
+    pub engine_runtime: EngineRuntime,
+}
+
+/// The Engine API's own runtime (two worker threads): however busy the public API or
+/// the peers keep the node's main runtime, a consensus client's request is picked up at
+/// once. Dropped without waiting for its tasks (the servers are stopped before).
+pub struct EngineRuntime(Option<tokio::runtime::Runtime>);
+
+impl EngineRuntime {
+    fn handle(&self) -> &tokio::runtime::Handle {
+        self.0.as_ref().expect("the runtime is taken only on drop").handle()
+    }
+}
+
+impl Drop for EngineRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 /// Binds and starts the Engine API server on `auth_addr` (requests without a valid JWT
@@ -42,6 +66,59 @@ pub async fn start(
     secret: JwtSecret,
     http_addr: Option<SocketAddr>,
 ) -> Result<RunningServers, ServerError> {
+    let engine = auth_methods(node.clone())?;
+    let engine_runtime = EngineRuntime(Some(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("ethrex-engine")
+            .enable_all()
+            .build()
+            .map_err(|e| ServerError::Setup(format!("the Engine API's runtime: {e}")))?,
+    ));
+    let (auth, auth_addr) = engine_runtime
+        .handle()
+        .spawn(start_auth(engine, auth_addr, secret))
+        .await
+        .map_err(|e| ServerError::Setup(format!("starting the Engine API: {e}")))??;
+
+    let http = match http_addr {
+        None => None,
+        Some(addr) => {
+            let server = Server::builder()
+                .set_config(
+                    ServerConfig::builder()
+                        .max_request_body_size(HTTP_MAX_BODY)
+                        .max_response_body_size(HTTP_MAX_RESPONSE)
+                        .build(),
+                )
+                .set_rpc_middleware(
+                    jsonrpsee::server::middleware::rpc::RpcServiceBuilder::new()
+                        .layer(crate::params::GethParamErrorsLayer),
+                )
+                .set_http_middleware(
+                    tower::ServiceBuilder::new().layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT)),
+                )
+                .build(addr)
+                .await
+                .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
+            let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
+            let mut module = crate::eth::module(node.clone());
+            module
+                .merge(crate::admin::module(node))
+                .map_err(|e| ServerError::Setup(e.to_string()))?;
+            Some((server.start(module), local))
+        }
+    };
+    Ok(RunningServers { auth, auth_addr, http, engine_runtime })
+}
+
+/// Binds and starts the Engine API server behind its JWT check; run on the Engine API's
+/// runtime, whose threads then serve it.
+async fn start_auth(
+    engine: RpcModule<()>,
+    auth_addr: SocketAddr,
+    secret: JwtSecret,
+) -> Result<(ServerHandle, SocketAddr), ServerError> {
     #[allow(
         clippy::result_large_err,
         reason = "tower-http's `custom` validator returns the rejection `Response` by value"
@@ -63,13 +140,16 @@ pub async fn start(
             }
         },
     );
-    let engine = auth_methods(node.clone())?;
     let auth_config = ServerConfig::builder()
         .max_request_body_size(ENGINE_MAX_BODY)
         .max_response_body_size(ENGINE_MAX_BODY)
         .build();
     let auth_server = Server::builder()
         .set_config(auth_config)
+        .set_rpc_middleware(
+            jsonrpsee::server::middleware::rpc::RpcServiceBuilder::new()
+                .layer(crate::params::GethParamErrorsLayer),
+        )
         .set_http_middleware(
             tower::ServiceBuilder::new()
                 .layer(auth_layer)
@@ -84,27 +164,7 @@ pub async fn start(
         })?;
     let auth_addr = auth_server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
     let auth = auth_server.start(engine);
-
-    let http = match http_addr {
-        None => None,
-        Some(addr) => {
-            let server = Server::builder()
-                .set_config(ServerConfig::builder().max_request_body_size(HTTP_MAX_BODY).build())
-                .set_http_middleware(
-                    tower::ServiceBuilder::new().layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT)),
-                )
-                .build(addr)
-                .await
-                .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
-            let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
-            let mut module = crate::eth::module(node.clone());
-            module
-                .merge(crate::admin::module(node))
-                .map_err(|e| ServerError::Setup(e.to_string()))?;
-            Some((server.start(module), local))
-        }
-    };
-    Ok(RunningServers { auth, auth_addr, http })
+    Ok((auth, auth_addr))
 }
 
 /// The methods the Engine API port serves (behind its JWT check): `engine_*` and, as

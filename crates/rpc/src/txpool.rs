@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 /// A pooled transaction as geth shows one not yet in a block: block hash, number and
 /// index `null`, the gas price at the head's next base fee.
-fn pending_json(pooled: &PooledTx, base_fee: u64) -> Value {
+pub(crate) fn pending_json(pooled: &PooledTx, base_fee: u64) -> Value {
     let at = TxLocation {
         block_hash: B256::ZERO,
         block_number: 0,

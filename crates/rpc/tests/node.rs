@@ -211,7 +211,7 @@ impl Running {
     }
     /// Stops the servers and releases the node's database.
     fn stop(mut self) {
-        let RunningServers { auth, http, .. } = self.servers.take().unwrap();
+        let RunningServers { auth, http, engine_runtime, .. } = self.servers.take().unwrap();
         let _ = auth.stop();
         if let Some((h, _)) = &http {
             let _ = h.stop();
@@ -222,6 +222,7 @@ impl Running {
                 h.stopped().await;
             }
         });
+        drop(engine_runtime);
         let node = self.node.clone();
         drop(self);
         let node =
@@ -260,10 +261,27 @@ fn payloads_fork_choice_and_reorgs_move_the_head_and_state() {
     assert_eq!(node.balance(), U256::from(5000));
     assert_eq!(node.eth("eth_blockNumber", json!([]))["result"], json!("0x2"));
 
+    // State after older blocks, and transactions by hash, follow the canonical branch.
+    let balance_at = |n: &str| node.eth("eth_getBalance", json!([RECIPIENT, n]))["result"].clone();
+    assert_eq!(balance_at("0x1"), json!("0x7d0"));
+    assert_eq!(balance_at("0x0"), json!("0x0"));
+    let a1_tx = *a1.block.body.transactions[0].tx_hash();
+    let b2_tx = *b2.block.body.transactions[0].tx_hash();
+    let by_hash = |h: B256| node.eth("eth_getTransactionByHash", json!([h]))["result"].clone();
+    // A1's transfer (nonce 0, spent by B1) is in no canonical block and not pooled.
+    assert_eq!(by_hash(a1_tx), Value::Null);
+    assert_eq!(by_hash(b2_tx)["blockHash"], json!(b2.hash()));
+
     // And back.
     assert_eq!(node.fork_choice(a1.hash()), "VALID");
     assert_eq!(node.balance(), U256::from(1000));
     assert_eq!(node.eth("eth_blockNumber", json!([]))["result"], json!("0x1"));
+    assert_eq!(by_hash(a1_tx)["blockHash"], json!(a1.hash()));
+    // B2's transfer (nonce 1) is valid again on A1: the reorg put it back in the pool.
+    let b2_again = by_hash(b2_tx);
+    assert_eq!((&b2_again["blockHash"], &b2_again["hash"]), (&Value::Null, &json!(b2_tx)));
+    let past_head = node.eth("eth_getBalance", json!([RECIPIENT, "0x2"]));
+    assert_eq!(past_head["error"]["message"], "header not found", "{past_head}");
     assert_eq!(node.fork_choice(b2.hash()), "VALID");
     assert_eq!(node.balance(), U256::from(5000));
 
@@ -505,6 +523,9 @@ fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool
     let content = node.eth("txpool_contentFrom", json!([sender]));
     assert_eq!(content["result"]["queued"]["3"]["hash"], json!(gapped.tx_hash()));
     assert_eq!(content["result"]["pending"]["0"]["blockHash"], Value::Null);
+    let pending = node.eth("eth_getTransactionByHash", json!([first.tx_hash()]));
+    assert_eq!(pending["result"]["blockNumber"], Value::Null, "{pending}");
+    assert_eq!(pending["result"]["from"], json!(sender));
 
     // The payload built next carries the two pending transactions in nonce order.
     let v = node.engine(
@@ -528,6 +549,28 @@ fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool
     assert_eq!(node.eth("eth_getTransactionCount", json!([sender, "latest"]))["result"], "0x2");
     let balance = node.eth("eth_getBalance", json!([RECIPIENT, "latest"]));
     assert_eq!(balance["result"], "0xb");
+    assert_eq!(node.eth("eth_getBalance", json!([RECIPIENT, "0x0"]))["result"], "0x0");
+
+    // Mined: found by hash in the block, with receipts whose gas adds up.
+    let mined = node.eth("eth_getTransactionByHash", json!([second.tx_hash()]));
+    assert_eq!(mined["result"]["blockHash"], json!(hash), "{mined}");
+    assert_eq!(mined["result"]["transactionIndex"], "0x1");
+    let receipts = node.eth("eth_getBlockReceipts", json!(["latest"]))["result"].clone();
+    let receipts = receipts.as_array().unwrap_or_else(|| panic!("{receipts}")).clone();
+    assert_eq!(receipts.len(), 2);
+    let gas = |r: &Value, k: &str| u64::from_str_radix(&r[k].as_str().unwrap()[2..], 16).unwrap();
+    assert_eq!(
+        gas(&receipts[0], "gasUsed") + gas(&receipts[1], "gasUsed"),
+        gas(&receipts[1], "cumulativeGasUsed")
+    );
+    let one = node.eth("eth_getTransactionReceipt", json!([second.tx_hash()]))["result"].clone();
+    assert_eq!(one, receipts[1]);
+    assert_eq!(one["status"], "0x1");
+    assert_eq!(one["from"], json!(sender));
+    assert_eq!(
+        node.eth("eth_getTransactionReceipt", json!([gapped.tx_hash()]))["result"],
+        Value::Null
+    );
 }
 
 /// A one-blob transaction to `RECIPIENT` in its network form, with a cell-proof sidecar

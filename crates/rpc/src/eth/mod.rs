@@ -1,17 +1,25 @@
-//! The `eth_`, `net_` and `web3_` methods served without authentication. State queries
-//! answer for the head block: the flat state holds the head's state only.
+//! The `eth_`, `net_` and `web3_` methods served without authentication, and how they
+//! resolve block numbers, tags and hashes. State queries read the state after any block
+//! within the readable history (`ethrex_storage::history`).
 
 use crate::api::{EthApiServer, NetApiServer, RpcBlock, TxpoolApiServer, Web3ApiServer};
+use crate::error::{EthApiError, EthResult};
 use crate::node::Node;
-use alloy_eips::BlockNumberOrTag;
+use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::SyncStatus;
+use ethrex_common::Header;
+use ethrex_storage::history::HistoricalState;
 use jsonrpsee::core::RpcResult;
 use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
 use std::sync::Arc;
 
-const SERVER_ERROR: i32 = -32000;
+mod fees;
+mod state;
+mod transactions;
+
+use crate::error::SERVER_ERROR;
 
 fn err(code: i32, message: impl Into<String>) -> ErrorObjectOwned {
     ErrorObjectOwned::owned(code, message.into(), None::<()>)
@@ -45,42 +53,55 @@ impl EthRpc {
             .unwrap_or_default())
     }
 
-    /// A block number or tag, resolved to a block number: `latest`, `safe`, `finalized`
-    /// and `pending` are the head.
-    fn resolve_number(&self, tag: BlockNumberOrTag) -> RpcResult<u64> {
-        Ok(match tag {
-            BlockNumberOrTag::Latest
-            | BlockNumberOrTag::Safe
-            | BlockNumberOrTag::Finalized
-            | BlockNumberOrTag::Pending => self.head_number()?,
-            BlockNumberOrTag::Earliest => 0,
-            BlockNumberOrTag::Number(n) => n,
-        })
+    /// A block number or tag, resolved to a canonical block's hash: `latest` and
+    /// `pending` are the head, `safe` and `finalized` what the consensus layer last named
+    /// (an error before it named one); `None` past the head.
+    pub(crate) fn resolve_tag(&self, tag: BlockNumberOrTag) -> EthResult<Option<B256>> {
+        let store = &self.node.chain.store;
+        let label = |name: &'static str, hash: B256| {
+            if hash.is_zero() {
+                Err(EthApiError::LabelNotSet(name))
+            } else {
+                Ok(Some(hash))
+            }
+        };
+        match tag {
+            BlockNumberOrTag::Latest | BlockNumberOrTag::Pending => Ok(store.head()?),
+            BlockNumberOrTag::Safe => label("safe", self.node.labels.lock().safe),
+            BlockNumberOrTag::Finalized => label("finalized", self.node.labels.lock().finalized),
+            BlockNumberOrTag::Earliest => Ok(store.canonical_hash(0)?),
+            BlockNumberOrTag::Number(n) => Ok(store.canonical_hash(n)?),
+        }
     }
 
-    /// State reads are served for the head only; older blocks' state is not kept flat.
-    /// A tag naming the head is served as is: resolving it to a number and comparing that
-    /// with a second read of the head would race with an import between the two reads.
-    fn require_head_state(&self, tag: Option<BlockNumberOrTag>) -> RpcResult<()> {
-        let number = match tag {
-            None
-            | Some(
-                BlockNumberOrTag::Latest
-                | BlockNumberOrTag::Safe
-                | BlockNumberOrTag::Finalized
-                | BlockNumberOrTag::Pending,
-            ) => return Ok(()),
-            Some(BlockNumberOrTag::Earliest) => 0,
-            Some(BlockNumberOrTag::Number(n)) => n,
+    /// A block id (number, tag, or hash with `requireCanonical`), resolved to a stored
+    /// block's hash and header; `None` if there is no such block.
+    pub(crate) fn resolve(&self, id: BlockId) -> EthResult<Option<(B256, Header)>> {
+        let store = &self.node.chain.store;
+        let hash = match id {
+            BlockId::Number(tag) => self.resolve_tag(tag)?,
+            BlockId::Hash(h) => {
+                let hash = h.block_hash;
+                if h.require_canonical == Some(true) {
+                    let number = store.block_number(&hash)?;
+                    if number.and_then(|n| store.canonical_hash(n).ok().flatten()) != Some(hash) {
+                        return Err(EthApiError::InvalidParams(format!(
+                            "hash {hash} is not currently canonical"
+                        )));
+                    }
+                }
+                Some(hash)
+            }
         };
-        if number == self.head_number()? {
-            Ok(())
-        } else {
-            Err(err(
-                SERVER_ERROR,
-                "historical state is not available: only the head block's state is served",
-            ))
-        }
+        let Some(hash) = hash else { return Ok(None) };
+        Ok(store.header(&hash)?.map(|h| (hash, h)))
+    }
+
+    /// The state after block `id` (default `latest`).
+    pub(crate) fn state(&self, id: Option<BlockId>) -> EthResult<HistoricalState> {
+        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
+        let (hash, _) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
+        Ok(self.node.chain.store.state_at(hash)?)
     }
 
     /// The stored block `hash` in its RPC form; `None` if it is not stored.
@@ -119,8 +140,7 @@ impl EthApiServer for EthRpc {
         number: BlockNumberOrTag,
         full_transactions: Option<bool>,
     ) -> RpcResult<Option<RpcBlock>> {
-        let number = self.resolve_number(number)?;
-        match self.node.chain.store.canonical_hash(number).map_err(internal)? {
+        match self.resolve_tag(number)? {
             Some(hash) => self.block(&hash, full_transactions.unwrap_or(false)),
             None => Ok(None),
         }
@@ -134,14 +154,12 @@ impl EthApiServer for EthRpc {
         self.block(&hash, full_transactions.unwrap_or(false))
     }
 
-    fn balance(&self, address: Address, block: Option<BlockNumberOrTag>) -> RpcResult<U256> {
-        self.require_head_state(block)?;
-        let account = self.node.chain.store.account(&address).map_err(internal)?;
+    fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256> {
+        let account = self.state(block)?.account(&address).map_err(EthApiError::from)?;
         Ok(account.map(|a| a.balance).unwrap_or_default())
     }
 
     fn send_raw_transaction(&self, raw: Bytes) -> RpcResult<B256> {
-        let pool = &self.node.pool;
         let tx =
             ethrex_txpool::decode_network(&raw).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
         // As geth by default: a signature valid on every chain is not taken over RPC.
@@ -151,33 +169,26 @@ impl EthApiServer for EthRpc {
                 "only replay-protected (EIP-155) transactions allowed over RPC",
             ));
         }
-        let accounts = crate::node::HeadAccounts(&self.node.chain.store);
-        let added =
-            pool.add(tx.clone(), &accounts).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
+        let added = self.node.admit(tx.clone()).map_err(|e| err(SERVER_ERROR, e.to_string()))?;
         if let Some(network) = self.node.network.get() {
             network.broadcast_transactions(vec![tx]);
         }
         Ok(added.hash())
     }
 
-    fn transaction_count(
-        &self,
-        address: Address,
-        block: Option<BlockNumberOrTag>,
-    ) -> RpcResult<U64> {
-        if block == Some(BlockNumberOrTag::Pending) {
+    fn transaction_count(&self, address: Address, block: Option<BlockId>) -> RpcResult<U64> {
+        if block == Some(BlockId::Number(BlockNumberOrTag::Pending)) {
             let accounts = crate::node::HeadAccounts(&self.node.chain.store);
             return Ok(U64::from(self.node.pool.pending_nonce(&address, &accounts)));
         }
-        self.require_head_state(block)?;
-        let account = self.node.chain.store.account(&address).map_err(internal)?;
+        let account = self.state(block)?.account(&address).map_err(EthApiError::from)?;
         Ok(U64::from(account.map(|a| a.nonce).unwrap_or_default()))
     }
 
-    fn code(&self, address: Address, block: Option<BlockNumberOrTag>) -> RpcResult<Bytes> {
-        self.require_head_state(block)?;
+    fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes> {
+        let account = self.state(block)?.account(&address).map_err(EthApiError::from)?;
         let store = &self.node.chain.store;
-        Ok(match store.account(&address).map_err(internal)? {
+        Ok(match account {
             Some(a) => store.code(&a.code_hash).map_err(internal)?.unwrap_or_default(),
             None => Bytes::new(),
         })
@@ -186,13 +197,28 @@ impl EthApiServer for EthRpc {
     fn storage_at(
         &self,
         address: Address,
-        slot: U256,
-        block: Option<BlockNumberOrTag>,
+        slot: String,
+        block: Option<BlockId>,
     ) -> RpcResult<B256> {
-        self.require_head_state(block)?;
-        let value = self.node.chain.store.storage(&address, &slot).map_err(internal)?;
+        let slot = storage_key(&slot)?;
+        let value = self.state(block)?.storage(&address, &slot).map_err(EthApiError::from)?;
         Ok(B256::from(value))
     }
+}
+/// A storage key as geth reads one: hex with an optional `0x`, at most 32 bytes, an odd
+/// digit count padded on the left.
+fn storage_key(text: &str) -> EthResult<U256> {
+    let digits = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
+    if digits.len() > 64 {
+        return Err(EthApiError::InvalidParams(format!(
+            "storage key too long (want at most 32 bytes): {text:?}"
+        )));
+    }
+    if digits.is_empty() {
+        return Ok(U256::ZERO);
+    }
+    U256::from_str_radix(digits, 16)
+        .map_err(|_| EthApiError::InvalidParams(format!("invalid hex in storage key: {text:?}")))
 }
 
 impl NetApiServer for EthRpc {
@@ -220,6 +246,14 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
     module.merge(EthApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(NetApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(TxpoolApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module
+        .merge(transactions::EthTransactionsApiServer::into_rpc(rpc.clone()))
+        .expect("method names are unique");
+    module.merge(fees::EthFeesApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module.merge(state::EthStateApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module
+        .merge(crate::debug::DebugRawApiServer::into_rpc(rpc.clone()))
+        .expect("method names are unique");
     module.merge(Web3ApiServer::into_rpc(rpc)).expect("method names are unique");
     module
 }
