@@ -18,6 +18,11 @@
 #                      headfcu.json); default $EXECUTION_APIS_FIXTURES or
 #                      ../shared/fixtures/execution-apis beside the clone. Read in place.
 #     --ignore-order   key-order-only differences are reported but do not fail
+#     --more           also compare, per block, its receipts (eth_getBlockReceipts), raw
+#                      block/header/receipts (debug_getRaw*), transaction counts, each
+#                      transaction by hash and index with its receipt and raw form, and the
+#                      balance, nonce and code of every account it touched after it and
+#                      after its parent (historical state)
 #     --genesis FILE, --chain FILE (repeatable)
 #                      another chain instead: both import the chain files in order (a file
 #                      may start a side branch: each block becomes the head, as in geth's
@@ -47,6 +52,7 @@ while (($#)); do
         --chain) CHAINS+=("${2:?--chain needs a file}"); shift 2 ;;
         --expect-head) EXPECT_HEAD="${2:?--expect-head needs a hash}"; shift 2 ;;
         --ignore-order) CMP_ARGS+=(--ignore-order); shift ;;
+        --more) CMP_ARGS+=(--more); shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac

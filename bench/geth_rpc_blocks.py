@@ -389,6 +389,41 @@ def cmd_tags(args):
     return 0
 
 
+def more_requests(geth_url, tag):
+    """The other block, transaction, receipt and state requests about block `tag`, built
+    from geth's answer for it: its receipts, raw encodings and transaction count; each of
+    its transactions by hash and by index, with its receipt and raw form; and for the
+    accounts it touched (miner, senders, recipients), balance, nonce and code after the
+    block and after its parent (historical state)."""
+    _, block = result_of(call(geth_url, "eth_getBlockByNumber", [tag, True]))
+    if not isinstance(block, dict):
+        return []
+    number = block["number"]
+    out = [("receipts", "eth_getBlockReceipts", [tag]),
+           ("rawBlock", "debug_getRawBlock", [tag]),
+           ("rawHeader", "debug_getRawHeader", [tag]),
+           ("rawReceipts", "debug_getRawReceipts", [tag]),
+           ("txCount", "eth_getBlockTransactionCountByNumber", [tag]),
+           ("txCountByHash", "eth_getBlockTransactionCountByHash", [block["hash"]])]
+    accounts = {block["miner"]}
+    for tx in block["transactions"]:
+        h, i = tx["hash"], tx["transactionIndex"]
+        out += [(f"tx {i}", "eth_getTransactionByHash", [h]),
+                (f"tx {i} by index", "eth_getTransactionByBlockNumberAndIndex", [tag, i]),
+                (f"receipt {i}", "eth_getTransactionReceipt", [h]),
+                (f"raw tx {i}", "debug_getRawTransaction", [h])]
+        accounts.add(tx["from"])
+        if tx.get("to"):
+            accounts.add(tx["to"])
+    at = [number] + ([hex(int(number, 16) - 1)] if int(number, 16) > 0 else [])
+    for account in sorted(accounts):
+        for n in at:
+            out += [(f"balance {account[:10]} @{n}", "eth_getBalance", [account, n]),
+                    (f"nonce {account[:10]} @{n}", "eth_getTransactionCount", [account, n]),
+                    (f"code {account[:10]} @{n}", "eth_getCode", [account, n])]
+    return out
+
+
 def cmd_compare(args):
     targets = [(str(n), hex(n)) for n in range(args.first, args.last + 1)]
     targets += [(t, t) for t in args.tags.split(",") if t]
@@ -406,6 +441,11 @@ def cmd_compare(args):
             c = compare_bodies(ours, geth)
             comparisons[variant] = c
             counts[c.status] = counts.get(c.status, 0) + 1
+        if args.more:
+            for variant, method, params in more_requests(args.geth, tag):
+                c = compare_bodies(call(args.ours, method, params), call(args.geth, method, params))
+                comparisons[variant] = c
+                counts[c.status] = counts.get(c.status, 0) + 1
         results.append((label, comparisons))
     lines, failed = report(results, args.ignore_order, args.strict_bytes)
     for line in lines:
@@ -418,7 +458,8 @@ def cmd_compare(args):
         print(f"geth-rpc-blocks: {len(failed)} of {len(targets)} requested blocks differ from geth "
               f"({what}; {n} answers: {tally}): {ranges(failed)}")
         return 1
-    print(f"geth-rpc-blocks: eth_getBlockByNumber matches geth for {what}, "
+    also = " with receipts, transactions, raw forms and state" if args.more else ""
+    print(f"geth-rpc-blocks: eth_getBlockByNumber{also} matches geth for {what}, "
           f"full=false and full=true ({n} answers: {tally})")
     return 0
 
@@ -433,6 +474,8 @@ def main(argv=None):
     c.add_argument("--last", type=int, default=54)
     c.add_argument("--tags", default="", help="block tags compared too, comma-separated")
     c.add_argument("--save", help="write every response body here")
+    c.add_argument("--more", action="store_true",
+                   help="also compare receipts, transactions, raw encodings and historical state")
     c.add_argument("--ignore-order", action="store_true", help="key order differences do not fail")
     c.add_argument("--strict-bytes", action="store_true", help="formatting-only differences fail")
     t = sub.add_parser("tags")

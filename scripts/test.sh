@@ -63,8 +63,10 @@ bench/verify-fixture.sh "$SCRATCH/stress"
 echo "== geth's devp2p test chain (no BALs) imported to the head its headfcu.json names"
 bench/eth-test-chain.sh "$SCRATCH/eth-test-chain"
 echo "== the execution-apis RPC chain (proof of work, the merge, Shanghai..BPO2) imported by us and geth:"
-echo "   eth_getBlockByNumber byte for byte for every block (bench/geth-rpc-blocks.sh)"
-bench/geth-rpc-blocks.sh --fixtures "$EXECUTION_APIS_FIXTURES"
+echo "   eth_getBlockByNumber, receipts, transactions, raw forms and historical state byte for byte for every block (bench/geth-rpc-blocks.sh --more)"
+bench/geth-rpc-blocks.sh --more --fixtures "$EXECUTION_APIS_FIXTURES"
+echo "== the execution-apis RPC suite under Hive's rpc-compat rules (hive/rpc-compat.sh): no fewer passes than the last count"
+EXECUTION_APIS_FIXTURES="$EXECUTION_APIS_FIXTURES" hive/rpc-compat.sh --allow-failures --expect-pass 94
 echo "== devp2p eth-test suite (no-txpool subset, quick) against ethrex node"
 bench/eth-test.sh --quick
 echo "== sync from geth and geth from us (quick)"
