@@ -25,24 +25,27 @@
 # on a thread at start-up: a few seconds of one core).
 # geth's pool is given a total of 10,000 slots like ours (--txpool.globalslots 8976
 # --txpool.globalqueue 1024; its defaults hold 6,144), so the mixed set fits in both.
-# Usage: bench/txpool-load.sh [--quick] [--json OUT] [--runs N]
+# Usage: bench/txpool-load.sh [--quick] [--json OUT] [--runs N] [--only engine]
 #   full (default): about 12 minutes on 2 cores; --quick: a few hundred transactions, 3
 #   rounds, one run, about a minute. One summary line per measurement, then a JSON
 #   object with every number (also to OUT). Exits 1 on a functional failure (a node not
 #   starting, nothing accepted, a pool over its cap, a peer's transactions not arriving, a
-#   payload not VALID), not on a missed target: that prints BELOW TARGET.
+#   payload not VALID), not on a missed target: that prints BELOW TARGET. `--only engine`
+#   runs (4) alone (about 2 minutes in full).
 # Loopback only, no discovery; bounded in time; every node it starts is stopped at exit.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 QUICK=0
 JSON_OUT=""
 RUNS=""
+ONLY=""
 while (($#)); do
     case "$1" in
         --quick) QUICK=1 ;;
         --json) JSON_OUT="$2"; shift ;;
         --runs) RUNS="$2"; shift ;;
-        *) echo "usage: $0 [--quick] [--json OUT] [--runs N]" >&2; exit 2 ;;
+        --only) [ "$2" = engine ] || { echo "--only takes: engine" >&2; exit 2; }; ONLY="$2"; shift ;;
+        *) echo "usage: $0 [--quick] [--json OUT] [--runs N] [--only engine]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -138,6 +141,7 @@ measure() {
 }
 
 LIMIT=$((QUICK ? 60 : 300))
+[ "$ONLY" = engine ] && RUNS=0
 for run in $(seq "$RUNS"); do
     # (1) alternating which client goes first.
     order=(ethrex geth)
@@ -160,11 +164,12 @@ for run in $(seq "$RUNS"); do
     done
 done
 # (3) once each.
-for client in ethrex geth; do
+[ "$ONLY" = engine ] || for client in ethrex geth; do
     measure "$client" "memory-$client" "$WORK/sets/genesis.json" "$LIMIT" memory --budget $((QUICK ? 20 : 150))
 done
 # (4) ethrex only.
 measure ethrex engine "$WORK/sets/genesis-engine.json" "$LIMIT" engine
 echo "txpool-load: $((SECONDS - T_START)) s in all (${RUNS} run(s) of (1) and (2))"
-$PY summary --results "$RESULTS" ${JSON_OUT:+--json "$JSON_OUT"} $( ((QUICK)) && echo --quick) || STATUS=1
+$PY summary --results "$RESULTS" ${JSON_OUT:+--json "$JSON_OUT"} $( ((QUICK)) && echo --quick) \
+    ${ONLY:+--only "$ONLY"} || STATUS=1
 exit "$STATUS"

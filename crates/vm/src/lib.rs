@@ -10,6 +10,7 @@
 mod bal_index;
 mod batch;
 mod cache;
+pub mod call;
 mod db;
 mod env;
 pub mod error;

@@ -15,6 +15,7 @@ use jsonrpsee::types::ErrorObjectOwned;
 use jsonrpsee::RpcModule;
 use std::sync::Arc;
 
+mod call;
 mod fees;
 mod state;
 mod transactions;
@@ -250,6 +251,7 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         .merge(transactions::EthTransactionsApiServer::into_rpc(rpc.clone()))
         .expect("method names are unique");
     module.merge(fees::EthFeesApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module.merge(call::EthCallApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(state::EthStateApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module
         .merge(crate::debug::DebugRawApiServer::into_rpc(rpc.clone()))
