@@ -391,7 +391,7 @@ def cmd_tags(args):
 
 def more_requests(geth_url, tag):
     """The other block, transaction, receipt and state requests about block `tag`, built
-    from geth's answer for it: its receipts, raw encodings and transaction count; each of
+    from geth's answer for it: its receipts, logs, raw encodings and transaction count; each of
     its transactions by hash and by index, with its receipt and raw form; and for the
     accounts it touched (miner, senders, recipients), balance, nonce and code after the
     block and after its parent (historical state)."""
@@ -404,7 +404,9 @@ def more_requests(geth_url, tag):
            ("rawHeader", "debug_getRawHeader", [tag]),
            ("rawReceipts", "debug_getRawReceipts", [tag]),
            ("txCount", "eth_getBlockTransactionCountByNumber", [tag]),
-           ("txCountByHash", "eth_getBlockTransactionCountByHash", [block["hash"]])]
+           ("txCountByHash", "eth_getBlockTransactionCountByHash", [block["hash"]]),
+           ("logs", "eth_getLogs", [{"blockHash": block["hash"]}]),
+           ("logs by range", "eth_getLogs", [{"fromBlock": number, "toBlock": number}])]
     accounts = {block["miner"]}
     for tx in block["transactions"]:
         h, i = tx["hash"], tx["transactionIndex"]

@@ -9,6 +9,9 @@ use jsonrpsee::types::ErrorObjectOwned;
 /// geth's code for a request it understood but cannot serve.
 pub const SERVER_ERROR: i32 = -32000;
 
+/// The code of a request over a limit (EIP-1474's "limit exceeded").
+pub const LIMIT_EXCEEDED: i32 = -32005;
+
 /// Why a public method could not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum EthApiError {
@@ -27,6 +30,12 @@ pub enum EthApiError {
     /// The transaction pool refused a transaction (geth's words).
     #[error("{0}")]
     Pool(String),
+    /// The block a query names by hash is not known (geth: `unknown block`).
+    #[error("unknown block")]
+    UnknownBlock,
+    /// A query past the node's limits (range, results); geth's "limit exceeded" code.
+    #[error("{0}")]
+    LimitExceeded(String),
     /// A request the node does not serve.
     #[error("{0}")]
     Unsupported(String),
@@ -44,6 +53,7 @@ impl From<EthApiError> for ErrorObjectOwned {
             EthApiError::InvalidParams(_) => INVALID_PARAMS_CODE,
             EthApiError::Store(_) | EthApiError::Internal(_) => INTERNAL_ERROR_CODE,
             EthApiError::History(HistoryError::Store(_)) => INTERNAL_ERROR_CODE,
+            EthApiError::LimitExceeded(_) => LIMIT_EXCEEDED,
             _ => SERVER_ERROR,
         };
         ErrorObjectOwned::owned(code, e.to_string(), None::<()>)

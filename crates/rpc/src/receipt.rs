@@ -51,18 +51,7 @@ pub fn block_receipts(block: &Block, receipts: &[Receipt], at: BlockContext) -> 
             .logs()
             .iter()
             .map(|log| {
-                let value = json!({
-                    "address": log.address,
-                    "topics": log.topics(),
-                    "data": log.data.data,
-                    "blockNumber": quantity(at.number),
-                    "transactionHash": tx_hash,
-                    "transactionIndex": quantity(index),
-                    "blockHash": at.hash,
-                    "blockTimestamp": quantity(at.timestamp),
-                    "logIndex": quantity(log_index),
-                    "removed": false,
-                });
+                let value = log_json(log, &at, tx_hash, index, log_index);
                 log_index += 1;
                 value
             })
@@ -98,6 +87,29 @@ pub fn block_receipts(block: &Block, receipts: &[Receipt], at: BlockContext) -> 
         out.push(Value::Object(map.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
     }
     Some(out)
+}
+
+/// A log in RPC form (geth's field order): the `log_index`-th of block `at`, emitted by
+/// the transaction `tx_hash` at `tx_index`.
+pub fn log_json(
+    log: &alloy_primitives::Log,
+    at: &BlockContext,
+    tx_hash: B256,
+    tx_index: usize,
+    log_index: usize,
+) -> Value {
+    json!({
+        "address": log.address,
+        "topics": log.topics(),
+        "data": log.data.data,
+        "blockNumber": quantity(at.number),
+        "transactionHash": tx_hash,
+        "transactionIndex": quantity(tx_index),
+        "blockHash": at.hash,
+        "blockTimestamp": quantity(at.timestamp),
+        "logIndex": quantity(log_index),
+        "removed": false,
+    })
 }
 
 /// The address a contract creation deployed to (sender and nonce), `None` for a call.

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 mod call;
 mod fees;
+mod logs;
 mod state;
 mod transactions;
 
@@ -251,6 +252,7 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         .merge(transactions::EthTransactionsApiServer::into_rpc(rpc.clone()))
         .expect("method names are unique");
     module.merge(fees::EthFeesApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module.merge(logs::EthLogsApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(call::EthCallApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(state::EthStateApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module
