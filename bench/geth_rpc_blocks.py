@@ -391,7 +391,8 @@ def cmd_tags(args):
 
 def more_requests(geth_url, tag):
     """The other block, transaction, receipt and state requests about block `tag`, built
-    from geth's answer for it: its receipts, logs, raw encodings and transaction count; each of
+    from geth's answer for it: its receipts, logs, raw encodings, transaction count and
+    traces (struct logger, call, prestate and its diff mode, 4byte); each of
     its transactions by hash and by index, with its receipt and raw form; and for the
     accounts it touched (miner, senders, recipients), balance, nonce and code after the
     block and after its parent (historical state)."""
@@ -407,6 +408,13 @@ def more_requests(geth_url, tag):
            ("txCountByHash", "eth_getBlockTransactionCountByHash", [block["hash"]]),
            ("logs", "eth_getLogs", [{"blockHash": block["hash"]}]),
            ("logs by range", "eth_getLogs", [{"fromBlock": number, "toBlock": number}])]
+    if int(number, 16) > 0:
+        out += [("trace", "debug_traceBlockByNumber", [tag]),
+                ("callTracer", "debug_traceBlockByNumber", [tag, {"tracer": "callTracer"}]),
+                ("prestateTracer", "debug_traceBlockByNumber", [tag, {"tracer": "prestateTracer"}]),
+                ("prestate diff", "debug_traceBlockByNumber",
+                 [tag, {"tracer": "prestateTracer", "tracerConfig": {"diffMode": True}}]),
+                ("4byteTracer", "debug_traceBlockByNumber", [tag, {"tracer": "4byteTracer"}])]
     accounts = {block["miner"]}
     for tx in block["transactions"]:
         h, i = tx["hash"], tx["transactionIndex"]

@@ -36,6 +36,10 @@ pub enum EthApiError {
     /// A query past the node's limits (range, results); geth's "limit exceeded" code.
     #[error("{0}")]
     LimitExceeded(String),
+    /// A trace that cannot be made (geth's words: `transaction not found`, `genesis is
+    /// not traceable`, ...).
+    #[error("{0}")]
+    Trace(String),
     /// A request the node does not serve.
     #[error("{0}")]
     Unsupported(String),

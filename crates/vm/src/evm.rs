@@ -35,10 +35,11 @@ impl EvmConfig {
 
     /// An EVM for this block that reads and writes `db`.
     pub(crate) fn evm<DB: Database>(&self, db: DB) -> BlockEvm<DB> {
-        Context::mainnet()
-            .with_block(self.block.clone())
-            .with_cfg(self.cfg.clone())
-            .with_db(db)
-            .build_mainnet()
+        self.context(db).build_mainnet()
+    }
+
+    /// The context an EVM for this block is built from (to add an inspector).
+    pub(crate) fn context<DB: Database>(&self, db: DB) -> MainnetContext<DB> {
+        Context::mainnet().with_block(self.block.clone()).with_cfg(self.cfg.clone()).with_db(db)
     }
 }

@@ -23,6 +23,7 @@ mod requests;
 mod senders;
 mod sequential;
 mod system;
+pub mod trace;
 pub mod warmer;
 
 pub use batch::{BatchLayers, BatchView};

@@ -1,5 +1,7 @@
 //! The `debug_` methods: stored blocks, headers, receipts and transactions in their
-//! consensus encodings.
+//! consensus encodings (here) and traces (`trace.rs`).
+
+pub(crate) mod trace;
 
 use crate::error::{EthApiError, EthResult};
 use crate::eth::EthRpc;

@@ -256,6 +256,9 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
     module.merge(call::EthCallApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(state::EthStateApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module
+        .merge(crate::debug::trace::DebugTraceApiServer::into_rpc(rpc.clone()))
+        .expect("method names are unique");
+    module
         .merge(crate::debug::DebugRawApiServer::into_rpc(rpc.clone()))
         .expect("method names are unique");
     module.merge(Web3ApiServer::into_rpc(rpc)).expect("method names are unique");
