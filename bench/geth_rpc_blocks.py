@@ -395,7 +395,8 @@ def more_requests(geth_url, tag):
     traces (struct logger, call, prestate and its diff mode, 4byte); each of
     its transactions by hash and by index, with its receipt and raw form; and for the
     accounts it touched (miner, senders, recipients), balance, nonce and code after the
-    block and after its parent (historical state)."""
+    block and after its parent (historical state); for `latest` also proofs of those
+    accounts and three slots, eth_config, eth_feeHistory and the next block's fees."""
     _, block = result_of(call(geth_url, "eth_getBlockByNumber", [tag, True]))
     if not isinstance(block, dict):
         return []
@@ -425,6 +426,11 @@ def more_requests(geth_url, tag):
         accounts.add(tx["from"])
         if tx.get("to"):
             accounts.add(tx["to"])
+    if tag == "latest":
+        out += [(f"proof {a[:10]}", "eth_getProof", [a, ["0x0", "0x1", "0x" + "00" * 31 + "02"], "latest"])
+                for a in sorted(accounts | {tx.get("to") for tx in block["transactions"] if tx.get("to")})]
+        out += [("config", "eth_config", []), ("feeHistory", "eth_feeHistory", ["0x8", "latest", [25, 75]]),
+                ("baseFee", "eth_baseFee", []), ("blobBaseFee", "eth_blobBaseFee", [])]
     at = [number] + ([hex(int(number, 16) - 1)] if int(number, 16) > 0 else [])
     for account in sorted(accounts):
         for n in at:

@@ -104,6 +104,16 @@ pub fn bundle_v2(sidecars: &Sidecars) -> BlobsBundleV2 {
     bundle
 }
 
+/// The gas limit a block built on `parent` for `a` gets: toward Amsterdam's
+/// `targetGasLimit` attribute when given, else the node's target, by the protocol's step.
+pub(crate) fn gas_limit_for(
+    node: &Node,
+    parent: &ethrex_common::Header,
+    a: &EnginePayloadAttributes,
+) -> u64 {
+    gas_limit_toward(parent.gas_limit, a.target_gas_limit.unwrap_or(node.target_gas_limit))
+}
+
 /// Builds a payload on `parent` (the head) for `a` and keeps it for `getPayload`: its id
 /// is a hash of the parent and the attributes that make payloads differ.
 pub(crate) fn build_payload(
@@ -117,10 +127,7 @@ pub(crate) fn build_payload(
         prev_randao: a.prev_randao,
         // Amsterdam's attributes may name the target (execution-apis PayloadAttributesV4);
         // otherwise the node's own.
-        gas_limit: gas_limit_toward(
-            parent.gas_limit,
-            a.target_gas_limit.unwrap_or(node.target_gas_limit),
-        ),
+        gas_limit: gas_limit_for(node, parent, &a),
         withdrawals: a.withdrawals.clone().unwrap_or_default(),
         parent_beacon_block_root: a.parent_beacon_block_root.unwrap_or_default(),
         slot_number: a.slot_number.unwrap_or_default(),

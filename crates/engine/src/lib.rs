@@ -20,6 +20,7 @@ mod error;
 mod fork_choice;
 mod new_payload;
 pub mod node;
+mod testing;
 
 pub use blobs::{get_blobs_v1, get_blobs_v2, get_blobs_v3, MAX_BLOB_REQUEST};
 pub use bodies::{bodies_by_hash, bodies_by_range, MAX_PAYLOAD_BODIES};
@@ -28,3 +29,4 @@ pub use error::EngineError;
 pub use fork_choice::fork_choice;
 pub use new_payload::{fork_of, new_payload, NewPayload};
 pub use node::{pool_head, BuiltPayload, HeadAccounts, Node};
+pub use testing::build_block_for_testing;

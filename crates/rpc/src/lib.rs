@@ -11,6 +11,7 @@ pub mod jwt;
 pub mod params;
 pub mod receipt;
 pub mod server;
+mod testing;
 mod txpool;
 
 /// The node state the servers share (the engine crate's).

@@ -9,6 +9,7 @@ mod ordered;
 mod path_store;
 mod prefetch;
 mod preserved;
+mod proof;
 mod trie;
 
 use alloy_primitives::B256;
@@ -20,6 +21,7 @@ pub use ordered::ordered_root;
 pub use path_store::PathStore;
 pub use prefetch::prefetch_paths;
 pub use preserved::PreservedTrie;
+pub use proof::proof;
 pub use trie::Trie;
 
 /// Why a trie operation failed; every variant comes from reading a node from the store.

@@ -128,6 +128,15 @@ fn rewards(block: &Block, gas_used: &[u64], percentiles: &[f64]) -> Vec<Value> {
         .collect()
 }
 
+/// A ratio as geth writes it: a whole number without a fraction (`0`, `1`).
+fn go_float(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
 impl EthFeesApiServer for EthRpc {
     fn base_fee(&self) -> EthResult<U256> {
         let head = self.node().chain.store.head_header()?.ok_or(EthApiError::HeaderNotFound)?;
@@ -183,9 +192,9 @@ impl EthFeesApiServer for EthRpc {
             let blob_fee =
                 params.zip(h.excess_blob_gas).map_or(0, |(p, excess)| p.calc_blob_fee(excess));
             blob_fees.push(json!(format!("{blob_fee:#x}")));
-            ratios.push(json!(h.gas_used as f64 / h.gas_limit.max(1) as f64));
+            ratios.push(go_float(h.gas_used as f64 / h.gas_limit.max(1) as f64));
             let max_blob_gas = params.map_or(0, |p| p.max_blob_gas_per_block());
-            blob_ratios.push(json!(if max_blob_gas == 0 {
+            blob_ratios.push(go_float(if max_blob_gas == 0 {
                 0.0
             } else {
                 h.blob_gas_used.unwrap_or_default() as f64 / max_blob_gas as f64

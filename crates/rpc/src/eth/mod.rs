@@ -16,6 +16,7 @@ use jsonrpsee::RpcModule;
 use std::sync::Arc;
 
 mod call;
+mod config;
 mod fees;
 mod logs;
 mod state;
@@ -209,7 +210,7 @@ impl EthApiServer for EthRpc {
 }
 /// A storage key as geth reads one: hex with an optional `0x`, at most 32 bytes, an odd
 /// digit count padded on the left.
-fn storage_key(text: &str) -> EthResult<U256> {
+pub(crate) fn storage_key(text: &str) -> EthResult<U256> {
     let digits = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
     if digits.len() > 64 {
         return Err(EthApiError::InvalidParams(format!(
@@ -253,6 +254,9 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         .expect("method names are unique");
     module.merge(fees::EthFeesApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(logs::EthLogsApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module
+        .merge(config::EthConfigApiServer::into_rpc(rpc.clone()))
+        .expect("method names are unique");
     module.merge(call::EthCallApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(state::EthStateApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module
@@ -260,6 +264,9 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         .expect("method names are unique");
     module
         .merge(crate::debug::DebugRawApiServer::into_rpc(rpc.clone()))
+        .expect("method names are unique");
+    module
+        .merge(crate::testing::TestingApiServer::into_rpc(rpc.clone()))
         .expect("method names are unique");
     module.merge(Web3ApiServer::into_rpc(rpc)).expect("method names are unique");
     module
