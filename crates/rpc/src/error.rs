@@ -40,6 +40,9 @@ pub enum EthApiError {
     /// not traceable`, ...).
     #[error("{0}")]
     Trace(String),
+    /// A filter id not installed (or expired), or used for the wrong kind of filter.
+    #[error("{0}")]
+    Filter(String),
     /// A request the node does not serve.
     #[error("{0}")]
     Unsupported(String),

@@ -527,6 +527,10 @@ fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool
     assert_eq!(pending["result"]["blockNumber"], Value::Null, "{pending}");
     assert_eq!(pending["result"]["from"], json!(sender));
 
+    // A block filter installed now reports the block built below, once.
+    let filter = node.eth("eth_newBlockFilter", json!([]))["result"].clone();
+    assert_eq!(node.eth("eth_getFilterChanges", json!([filter]))["result"], json!([]));
+
     // The payload built next carries the two pending transactions in nonce order.
     let v = node.engine(
         "engine_forkchoiceUpdatedV4",
@@ -571,6 +575,13 @@ fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool
         node.eth("eth_getTransactionReceipt", json!([gapped.tx_hash()]))["result"],
         Value::Null
     );
+
+    assert_eq!(node.eth("eth_getFilterChanges", json!([filter]))["result"], json!([hash]));
+    assert_eq!(node.eth("eth_getFilterChanges", json!([filter]))["result"], json!([]));
+    assert_eq!(node.eth("eth_uninstallFilter", json!([filter]))["result"], json!(true));
+    assert_eq!(node.eth("eth_uninstallFilter", json!([filter]))["result"], json!(false));
+    let gone = node.eth("eth_getFilterChanges", json!([filter]));
+    assert_eq!(gone["error"]["message"], "filter not found", "{gone}");
 }
 
 /// A one-blob transaction to `RECIPIENT` in its network form, with a cell-proof sidecar

@@ -173,14 +173,20 @@ impl EthRpc {
 
 impl EthLogsApiServer for EthRpc {
     fn logs(&self, filter: Value) -> EthResult<Vec<Value>> {
-        let filter = LogFilter::from_json(&filter)?;
+        self.logs_of(&LogFilter::from_json(&filter)?)
+    }
+}
+
+impl EthRpc {
+    /// The logs `filter` matches (`eth_getLogs`, and filters' polls).
+    pub(super) fn logs_of(&self, filter: &LogFilter) -> EthResult<Vec<Value>> {
         let store = &self.node().chain.store;
         let mut out = Vec::new();
         if let Some(hash) = filter.block_hash {
             if store.header(&hash)?.is_none() {
                 return Err(EthApiError::UnknownBlock);
             }
-            self.block_logs(hash, &filter, &mut out)?;
+            self.block_logs(hash, filter, &mut out)?;
             return Ok(out);
         }
         let head = store.head_header()?.ok_or(EthApiError::HeaderNotFound)?.number;
@@ -199,7 +205,7 @@ impl EthLogsApiServer for EthRpc {
         }
         for number in from..=to {
             let hash = store.canonical_hash(number)?.ok_or(EthApiError::HeaderNotFound)?;
-            self.block_logs(hash, &filter, &mut out)?;
+            self.block_logs(hash, filter, &mut out)?;
         }
         Ok(out)
     }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 mod call;
 mod config;
 mod fees;
+mod filters;
 mod logs;
 mod state;
 mod transactions;
@@ -36,6 +37,8 @@ fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
 #[derive(Clone)]
 pub(crate) struct EthRpc {
     node: Arc<Node>,
+    /// The polling filters installed through this server.
+    filters: filters::SharedFilters,
 }
 
 impl EthRpc {
@@ -243,7 +246,7 @@ impl Web3ApiServer for EthRpc {
 
 /// The unauthenticated `eth_`, `net_` and `web3_` methods over the shared node state.
 pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
-    let rpc = EthRpc { node };
+    let rpc = EthRpc { node, filters: Default::default() };
     let mut module = RpcModule::new(());
     // The three namespaces are disjoint, so merging cannot find a name twice.
     module.merge(EthApiServer::into_rpc(rpc.clone())).expect("method names are unique");
@@ -254,6 +257,9 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         .expect("method names are unique");
     module.merge(fees::EthFeesApiServer::into_rpc(rpc.clone())).expect("method names are unique");
     module.merge(logs::EthLogsApiServer::into_rpc(rpc.clone())).expect("method names are unique");
+    module
+        .merge(filters::EthFiltersApiServer::into_rpc(rpc.clone()))
+        .expect("method names are unique");
     module
         .merge(config::EthConfigApiServer::into_rpc(rpc.clone()))
         .expect("method names are unique");
