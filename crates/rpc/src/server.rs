@@ -102,7 +102,7 @@ pub async fn start(
                 .await
                 .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
             let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
-            let mut module = crate::eth::module(node.clone());
+            let mut module = crate::public::module(node.clone());
             module
                 .merge(crate::admin::module(node))
                 .map_err(|e| ServerError::Setup(e.to_string()))?;
@@ -178,7 +178,7 @@ pub fn auth_methods(node: Arc<Node>) -> Result<RpcModule<()>, ServerError> {
     methods
         .merge(crate::engine::module(node.clone()))
         .map_err(|e| ServerError::Setup(e.to_string()))?;
-    methods.merge(crate::eth::module(node)).map_err(|e| ServerError::Setup(e.to_string()))?;
+    methods.merge(crate::public::module(node)).map_err(|e| ServerError::Setup(e.to_string()))?;
     Ok(methods)
 }
 

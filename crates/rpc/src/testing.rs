@@ -2,7 +2,7 @@
 //! head from given transactions (`null`: the pool's) and returned as the Engine API's
 //! `getPayload` of the block's fork would return it. Nothing is imported.
 
-use crate::eth::EthRpc;
+use crate::handler::EthRpc;
 use alloy_eips::eip7685::Requests;
 use alloy_primitives::{Bytes, B256};
 use alloy_rpc_types_engine::{

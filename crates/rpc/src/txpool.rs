@@ -3,7 +3,7 @@
 
 use crate::api::TxpoolApiServer;
 use crate::block::{RpcTransaction, TxLocation};
-use crate::eth::EthRpc;
+use crate::handler::EthRpc;
 use crate::node::HeadAccounts;
 use alloy_primitives::{Address, B256};
 use ethrex_txpool::PooledTx;

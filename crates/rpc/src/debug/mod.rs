@@ -4,7 +4,7 @@
 pub(crate) mod trace;
 
 use crate::error::{EthApiError, EthResult};
-use crate::eth::EthRpc;
+use crate::handler::EthRpc;
 use crate::params::StrictHash;
 use alloy_eips::eip2718::Encodable2718;
 use alloy_eips::BlockId;

@@ -3,7 +3,7 @@
 //! revm-inspectors' tracers (`ethrex_vm::trace`), answered in geth's shapes.
 
 use crate::error::{EthApiError, EthResult};
-use crate::eth::EthRpc;
+use crate::handler::EthRpc;
 use crate::params::StrictHash;
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_consensus::Transaction as _;

@@ -2,8 +2,8 @@
 //! `ethrex_vm::call` against the state after the named block, answered as geth answers
 //! (a revert is error 3 with the revert data and its decoded reason).
 
-use super::EthRpc;
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use alloy_eips::BlockId;
 use alloy_primitives::{Bytes, TxKind, U64};
 use alloy_rpc_types_eth::TransactionRequest;

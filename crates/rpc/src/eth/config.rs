@@ -6,8 +6,8 @@
 //! Amsterdam system contracts of glamsterdam-devnet-8 have no EIP-7910 names yet and are
 //! not listed.
 
-use super::EthRpc;
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use alloy_eips::eip2124::Head;
 use alloy_primitives::{address, Address};
 use ethrex_common::{ChainConfig, Fork};

@@ -4,8 +4,8 @@
 //! paid in the last 20 blocks (each block's three cheapest non-zero tips, so that one
 //! large block does not outweigh the others), at least 1 wei.
 
-use super::EthRpc;
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use alloy_consensus::Transaction as _;
 use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::U256;

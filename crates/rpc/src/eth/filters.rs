@@ -4,24 +4,19 @@
 //! A filter remembers the last canonical block it reported; each poll answers what the
 //! chain added since (block hashes, or the matching logs of those blocks through
 //! `eth_getLogs`' matcher). A reorg below that point is not replayed as removed logs
-//! (subscriptions will carry those). At most [`MAX_FILTERS`] filters live at once; one
+//! (subscriptions will carry those). At most `MAX_FILTERS` filters live at once; one
 //! not polled for [`FILTER_TIMEOUT`] is dropped, as geth does after 5 minutes.
 
+use super::filter_registry::{Kind, FILTER_TIMEOUT};
 use super::logs::LogFilter;
-use super::EthRpc;
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::U256;
 use jsonrpsee::proc_macros::rpc;
-use parking_lot::Mutex;
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// The most filters installed at once.
-pub(crate) const MAX_FILTERS: usize = 10_000;
-/// How long a filter lives without being polled.
-pub(crate) const FILTER_TIMEOUT: Duration = Duration::from_secs(300);
 /// The most blocks one poll of a block filter reports.
 const MAX_BLOCKS_PER_POLL: u64 = 1_024;
 
@@ -48,46 +43,6 @@ pub trait EthFiltersApi {
     #[method(name = "uninstallFilter", blocking)]
     fn uninstall_filter(&self, id: U256) -> EthResult<bool>;
 }
-
-/// What a filter watches.
-enum Kind {
-    Blocks,
-    Logs { filter: Value },
-}
-
-/// One installed filter.
-struct Installed {
-    kind: Kind,
-    /// The last canonical block number it reported.
-    last: u64,
-    /// When it was last polled.
-    polled: Instant,
-}
-
-/// The installed filters, by id.
-#[derive(Default)]
-pub(crate) struct Filters {
-    next: u64,
-    installed: HashMap<u64, Installed>,
-}
-
-impl Filters {
-    fn install(&mut self, kind: Kind, head: u64) -> EthResult<U256> {
-        let now = Instant::now();
-        self.installed.retain(|_, f| now.duration_since(f.polled) < FILTER_TIMEOUT);
-        if self.installed.len() >= MAX_FILTERS {
-            return Err(EthApiError::LimitExceeded(format!(
-                "too many filters installed (max {MAX_FILTERS})"
-            )));
-        }
-        self.next += 1;
-        self.installed.insert(self.next, Installed { kind, last: head, polled: now });
-        Ok(U256::from(self.next))
-    }
-}
-
-/// The filter registry every `EthRpc` clone shares.
-pub(crate) type SharedFilters = std::sync::Arc<Mutex<Filters>>;
 
 fn not_found() -> EthApiError {
     EthApiError::Filter("filter not found".into())

@@ -5,8 +5,8 @@
 //! its receipts are not read. Ranges are bounded ([`MAX_RANGE`] blocks) and so are
 //! answers ([`MAX_RESULTS`] logs), each with an error that says so.
 
-use super::EthRpc;
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use crate::receipt::log_json;
 use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::{Address, Bloom, BloomInput, B256};

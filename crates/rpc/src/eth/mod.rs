@@ -2,9 +2,9 @@
 //! resolve block numbers, tags and hashes. State queries read the state after any block
 //! within the readable history (`ethrex_storage::history`).
 
-use crate::api::{EthApiServer, NetApiServer, RpcBlock, TxpoolApiServer, Web3ApiServer};
+use crate::api::{EthApiServer, NetApiServer, RpcBlock, Web3ApiServer};
 use crate::error::{EthApiError, EthResult};
-use crate::node::Node;
+pub(crate) use crate::handler::EthRpc;
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::SyncStatus;
@@ -12,16 +12,15 @@ use ethrex_common::Header;
 use ethrex_storage::history::HistoricalState;
 use jsonrpsee::core::RpcResult;
 use jsonrpsee::types::ErrorObjectOwned;
-use jsonrpsee::RpcModule;
-use std::sync::Arc;
 
-mod call;
-mod config;
-mod fees;
-mod filters;
-mod logs;
-mod state;
-mod transactions;
+pub(crate) mod call;
+pub(crate) mod config;
+pub(crate) mod fees;
+pub(crate) mod filter_registry;
+pub(crate) mod filters;
+pub(crate) mod logs;
+pub(crate) mod state;
+pub(crate) mod transactions;
 
 use crate::error::SERVER_ERROR;
 
@@ -33,20 +32,7 @@ fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
     err(jsonrpsee::types::error::INTERNAL_ERROR_CODE, e.to_string())
 }
 
-/// The `eth_`, `net_` and `web3_` methods over the shared node state.
-#[derive(Clone)]
-pub(crate) struct EthRpc {
-    node: Arc<Node>,
-    /// The polling filters installed through this server.
-    filters: filters::SharedFilters,
-}
-
 impl EthRpc {
-    /// The shared node state.
-    pub(crate) fn node(&self) -> &Node {
-        &self.node
-    }
-
     /// The head's number (0 before genesis is stored).
     fn head_number(&self) -> RpcResult<u64> {
         Ok(self
@@ -242,38 +228,4 @@ impl Web3ApiServer for EthRpc {
             std::env::consts::ARCH
         ))
     }
-}
-
-/// The unauthenticated `eth_`, `net_` and `web3_` methods over the shared node state.
-pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
-    let rpc = EthRpc { node, filters: Default::default() };
-    let mut module = RpcModule::new(());
-    // The three namespaces are disjoint, so merging cannot find a name twice.
-    module.merge(EthApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module.merge(NetApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module.merge(TxpoolApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module
-        .merge(transactions::EthTransactionsApiServer::into_rpc(rpc.clone()))
-        .expect("method names are unique");
-    module.merge(fees::EthFeesApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module.merge(logs::EthLogsApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module
-        .merge(filters::EthFiltersApiServer::into_rpc(rpc.clone()))
-        .expect("method names are unique");
-    module
-        .merge(config::EthConfigApiServer::into_rpc(rpc.clone()))
-        .expect("method names are unique");
-    module.merge(call::EthCallApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module.merge(state::EthStateApiServer::into_rpc(rpc.clone())).expect("method names are unique");
-    module
-        .merge(crate::debug::trace::DebugTraceApiServer::into_rpc(rpc.clone()))
-        .expect("method names are unique");
-    module
-        .merge(crate::debug::DebugRawApiServer::into_rpc(rpc.clone()))
-        .expect("method names are unique");
-    module
-        .merge(crate::testing::TestingApiServer::into_rpc(rpc.clone()))
-        .expect("method names are unique");
-    module.merge(Web3ApiServer::into_rpc(rpc)).expect("method names are unique");
-    module
 }

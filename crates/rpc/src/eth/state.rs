@@ -1,8 +1,8 @@
 //! State in bulk and what the node can serve: `eth_getStorageValues` and
 //! `eth_capabilities`.
 
-use super::EthRpc;
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use alloy_eips::BlockId;
 use alloy_primitives::{Address, B256};
 use ethrex_storage::history::HISTORY_WINDOW;

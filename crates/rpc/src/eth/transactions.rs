@@ -1,9 +1,9 @@
 //! Transactions and receipts: by hash (the canonical chain's transaction index, then
 //! the pool), by block and position, whole blocks' receipts and transaction counts.
 
-use super::EthRpc;
 use crate::block::{RpcTransaction, TxLocation};
 use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
 use crate::params::StrictHash;
 use crate::receipt::{block_receipts, BlockContext};
 use alloy_eips::{BlockId, BlockNumberOrTag};

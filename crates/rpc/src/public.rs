@@ -1,0 +1,45 @@
+//! The public JSON-RPC module: every namespace served without authentication (and, on
+//! the Engine API port, beside the `engine_` methods), over one shared [`EthRpc`].
+
+use crate::api::{EthApiServer, NetApiServer, TxpoolApiServer, Web3ApiServer};
+use crate::debug::trace::DebugTraceApiServer;
+use crate::debug::DebugRawApiServer;
+use crate::eth::call::EthCallApiServer;
+use crate::eth::config::EthConfigApiServer;
+use crate::eth::fees::EthFeesApiServer;
+use crate::eth::filters::EthFiltersApiServer;
+use crate::eth::logs::EthLogsApiServer;
+use crate::eth::state::EthStateApiServer;
+use crate::eth::transactions::EthTransactionsApiServer;
+use crate::handler::EthRpc;
+use crate::node::Node;
+use crate::testing::TestingApiServer;
+use jsonrpsee::RpcModule;
+use std::sync::Arc;
+
+/// The `eth_`, `debug_`, `txpool_`, `testing_`, `net_` and `web3_` methods over `node`.
+pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
+    let rpc = EthRpc::new(node);
+    let mut module = RpcModule::new(());
+    let parts = [
+        EthApiServer::into_rpc(rpc.clone()),
+        EthTransactionsApiServer::into_rpc(rpc.clone()),
+        EthFeesApiServer::into_rpc(rpc.clone()),
+        EthLogsApiServer::into_rpc(rpc.clone()),
+        EthFiltersApiServer::into_rpc(rpc.clone()),
+        EthConfigApiServer::into_rpc(rpc.clone()),
+        EthCallApiServer::into_rpc(rpc.clone()),
+        EthStateApiServer::into_rpc(rpc.clone()),
+        DebugTraceApiServer::into_rpc(rpc.clone()),
+        DebugRawApiServer::into_rpc(rpc.clone()),
+        TestingApiServer::into_rpc(rpc.clone()),
+        NetApiServer::into_rpc(rpc.clone()),
+        TxpoolApiServer::into_rpc(rpc.clone()),
+        Web3ApiServer::into_rpc(rpc),
+    ];
+    for part in parts {
+        // Each method is declared once, in one trait: merging cannot find a name twice.
+        module.merge(part).expect("method names are unique");
+    }
+    module
+}
