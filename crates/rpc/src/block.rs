@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 #[serde(transparent)]
 pub struct RpcBlock(BTreeMap<&'static str, Value>);
 
-fn quantity(n: impl std::fmt::LowerHex) -> Value {
+/// A number as a JSON-RPC quantity (`0x`-prefixed hex, no leading zeros).
+pub(crate) fn quantity(n: impl std::fmt::LowerHex) -> Value {
     Value::String(format!("{n:#x}"))
 }
 

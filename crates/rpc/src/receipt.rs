@@ -4,16 +4,13 @@
 //! unless the transaction created one, blob gas fields for blob transactions only, and
 //! each log with its block, transaction and block-wide index.
 
+use crate::block::quantity;
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_consensus::{Eip658Value, Transaction as _, TxReceipt, Typed2718};
 use alloy_primitives::{Address, B256};
 use ethrex_common::{Block, Receipt};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-
-fn quantity(n: impl std::fmt::LowerHex) -> Value {
-    Value::String(format!("{n:#x}"))
-}
 
 /// What every receipt of one block shares.
 #[derive(Debug, Clone, Copy)]
