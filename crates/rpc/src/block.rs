@@ -19,6 +19,13 @@ use std::collections::BTreeMap;
 #[serde(transparent)]
 pub struct RpcBlock(BTreeMap<&'static str, Value>);
 
+impl RpcBlock {
+    /// Adds a key beside the block's own (`eth_simulateV1`'s `calls`).
+    pub(crate) fn insert(&mut self, key: &'static str, value: Value) {
+        self.0.insert(key, value);
+    }
+}
+
 /// A number as a JSON-RPC quantity (`0x`-prefixed hex, no leading zeros).
 pub(crate) fn quantity(n: impl std::fmt::LowerHex) -> Value {
     Value::String(format!("{n:#x}"))
@@ -87,7 +94,12 @@ impl RpcTransaction {
     /// The transaction `tx` at `at`; `None` if its sender cannot be recovered (a stored
     /// block's never fails).
     pub fn new(tx: &Transaction, at: TxLocation) -> Option<Self> {
-        let from = tx.recover_signer().ok()?;
+        Some(Self::with_sender(tx, tx.recover_signer().ok()?, at))
+    }
+
+    /// The transaction `tx` at `at`, sent by `from` (a simulated block's transactions
+    /// are unsigned: their sender is known, not recovered).
+    pub fn with_sender(tx: &Transaction, from: Address, at: TxLocation) -> Self {
         let signature = tx.signature();
         let typed = !tx.is_legacy();
         let dynamic = tx.is_dynamic_fee();
@@ -106,7 +118,7 @@ impl RpcTransaction {
             },
             _ => U256::from(y_parity),
         };
-        Some(Self {
+        Self {
             block_hash: at.block_hash,
             block_number: quantity(at.block_number),
             block_timestamp: quantity(at.block_timestamp),
@@ -132,12 +144,23 @@ impl RpcTransaction {
             r: quantity(signature.r()),
             s: quantity(signature.s()),
             y_parity: typed.then(|| quantity(y_parity)),
-        })
+        }
     }
 }
 
 /// The block `block` (hash `hash`) with its transactions as hashes or (`full`) whole.
 pub fn rpc_block(block: &Block, hash: B256, full: bool) -> RpcBlock {
+    rpc_block_with_senders(block, hash, full, None)
+}
+
+/// As [`rpc_block`], the full transactions' senders given (`senders[i]` sent transaction
+/// `i`) instead of recovered.
+pub fn rpc_block_with_senders(
+    block: &Block,
+    hash: B256,
+    full: bool,
+    senders: Option<&[Address]>,
+) -> RpcBlock {
     let h = &block.header;
     let mut map: BTreeMap<&'static str, Value> = BTreeMap::new();
     map.insert("number", quantity(h.number));
@@ -188,7 +211,11 @@ pub fn rpc_block(block: &Block, hash: B256, full: bool) -> RpcBlock {
                 base_fee: h.base_fee_per_gas,
                 index,
             };
-            RpcTransaction::new(tx, at).map_or(Value::Null, |t| json!(t))
+            let transaction = match senders.and_then(|s| s.get(index)) {
+                Some(from) => Some(RpcTransaction::with_sender(tx, *from, at)),
+                None => RpcTransaction::new(tx, at),
+            };
+            transaction.map_or(Value::Null, |t| json!(t))
         })
         .collect();
     map.insert("transactions", Value::Array(transactions));

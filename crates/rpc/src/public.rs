@@ -9,6 +9,7 @@ use crate::eth::config::EthConfigApiServer;
 use crate::eth::fees::EthFeesApiServer;
 use crate::eth::filters::EthFiltersApiServer;
 use crate::eth::logs::EthLogsApiServer;
+use crate::eth::simulate::EthSimulateApiServer;
 use crate::eth::state::EthStateApiServer;
 use crate::eth::transactions::EthTransactionsApiServer;
 use crate::handler::EthRpc;
@@ -30,6 +31,7 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         EthConfigApiServer::into_rpc(rpc.clone()),
         EthCallApiServer::into_rpc(rpc.clone()),
         EthStateApiServer::into_rpc(rpc.clone()),
+        EthSimulateApiServer::into_rpc(rpc.clone()),
         DebugTraceApiServer::into_rpc(rpc.clone()),
         DebugRawApiServer::into_rpc(rpc.clone()),
         TestingApiServer::into_rpc(rpc.clone()),

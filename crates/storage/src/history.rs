@@ -119,6 +119,22 @@ impl HistoricalState {
         Ok(value)
     }
 
+    /// Everything written between the block and the head, with its value after the
+    /// block: the accounts (their values are [`Self::account`]'s) and the slots with
+    /// their values then. Reverting these on the head's state gives the block's.
+    pub fn changes_since(&self) -> (Vec<Address>, Vec<(Address, U256, U256)>) {
+        let mut accounts = std::collections::BTreeSet::new();
+        let mut slots = std::collections::BTreeMap::new();
+        for set in &self.later {
+            accounts.extend(set.accounts.iter().map(|(a, _)| *a));
+            for (address, slot, before) in &set.storage {
+                slots.entry((*address, *slot)).or_insert(*before);
+            }
+        }
+        let storage = slots.into_iter().map(|((a, s), v)| (a, s, v)).collect();
+        (accounts.into_iter().collect(), storage)
+    }
+
     /// Whether this view reads the head's state (no change set in between).
     pub fn is_head(&self) -> bool {
         self.later.is_empty()

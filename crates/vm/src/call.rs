@@ -206,49 +206,7 @@ impl<'a> Caller<'a> {
             }
         }
         let eip1559 = self.header.base_fee_per_gas.is_some();
-        let (gas_price, tip) = match (input.gas_price, eip1559) {
-            (Some(p), _) => (p, None),
-            (None, true) => (
-                input.max_fee_per_gas.unwrap_or_default(),
-                Some(input.max_priority_fee_per_gas.unwrap_or_default()),
-            ),
-            (None, false) => (0, None),
-        };
-        let authorization_list = input
-            .authorization_list
-            .iter()
-            .flatten()
-            .cloned()
-            .map(Either::Left)
-            .collect::<Vec<_>>();
-        let blob_hashes = input.blob_versioned_hashes.clone().unwrap_or_default();
-        let tx_type = if !authorization_list.is_empty() {
-            4
-        } else if !blob_hashes.is_empty() {
-            3
-        } else if tip.is_some() {
-            2
-        } else if input.access_list.is_some() {
-            1
-        } else {
-            0
-        };
-        let tx = TxEnv {
-            tx_type,
-            caller: input.from.unwrap_or_default(),
-            gas_limit,
-            gas_price,
-            kind: input.to.map_or(TxKind::Create, TxKind::Call),
-            value: input.value.unwrap_or_default(),
-            data: input.input.clone(),
-            nonce: input.nonce.unwrap_or_default(),
-            chain_id: Some(chain_id),
-            access_list: input.access_list.clone().unwrap_or_default(),
-            gas_priority_fee: tip,
-            blob_hashes,
-            max_fee_per_blob_gas: blob_fee_cap,
-            authorization_list,
-        };
+        let tx = call_tx_env(input, chain_id, gas_limit, eip1559);
         Ok((block, cfg, tx))
     }
 
@@ -431,6 +389,98 @@ impl<'a> Caller<'a> {
     }
 }
 
+/// The transaction `input` stands for as revm runs it, with `gas_limit` (geth's
+/// `ToMessage`): a legacy price is both fee cap and tip; from London on, a call without
+/// one offers its EIP-1559 fees (zero when absent).
+pub(crate) fn call_tx_env(
+    input: &CallInput,
+    chain_id: u64,
+    gas_limit: u64,
+    eip1559: bool,
+) -> TxEnv {
+    let (gas_price, tip) = match (input.gas_price, eip1559) {
+        (Some(p), _) => (p, None),
+        (None, true) => (
+            input.max_fee_per_gas.unwrap_or_default(),
+            Some(input.max_priority_fee_per_gas.unwrap_or_default()),
+        ),
+        (None, false) => (0, None),
+    };
+    let authorization_list =
+        input.authorization_list.iter().flatten().cloned().map(Either::Left).collect::<Vec<_>>();
+    let blob_hashes = input.blob_versioned_hashes.clone().unwrap_or_default();
+    let tx_type = if !authorization_list.is_empty() {
+        4
+    } else if !blob_hashes.is_empty() {
+        3
+    } else if tip.is_some() {
+        2
+    } else if input.access_list.is_some() {
+        1
+    } else {
+        0
+    };
+    TxEnv {
+        tx_type,
+        caller: input.from.unwrap_or_default(),
+        gas_limit,
+        gas_price,
+        kind: input.to.map_or(TxKind::Create, TxKind::Call),
+        value: input.value.unwrap_or_default(),
+        data: input.input.clone(),
+        nonce: input.nonce.unwrap_or_default(),
+        chain_id: Some(chain_id),
+        access_list: input.access_list.clone().unwrap_or_default(),
+        gas_priority_fee: tip,
+        blob_hashes,
+        max_fee_per_blob_gas: input.max_fee_per_blob_gas.unwrap_or_default(),
+        authorization_list,
+    }
+}
+
+/// A transaction revm refuses, as geth words the refusal, with geth's JSON-RPC code for
+/// it (its `txValidationError`): `from` sent it with `nonce`, holding `balance`.
+pub(crate) fn rejection_message(
+    t: &InvalidTransaction,
+    from: Address,
+    nonce: u64,
+    balance: &U256,
+) -> (i32, String) {
+    use InvalidTransaction as I;
+    let from = from.to_checksum(None);
+    match t {
+        I::NonceTooHigh { tx, state } => {
+            (-38011, format!("nonce too high: address {from}, tx: {tx} state: {state}"))
+        }
+        I::NonceTooLow { tx, state } => {
+            (-38010, format!("nonce too low: address {from}, tx: {tx} state: {state}"))
+        }
+        I::GasPriceLessThanBasefee => (
+            -38012,
+            format!("max fee per gas less than block base fee: address {from}, nonce {nonce}"),
+        ),
+        I::PriorityFeeGreaterThanMaxFee => (
+            -32602,
+            format!("max priority fee per gas higher than max fee per gas: address {from}"),
+        ),
+        I::LackOfFundForMaxFee { fee, balance } => (
+            -38014,
+            format!("insufficient funds for gas * price + value: address {from} have {balance} want {fee}"),
+        ),
+        I::CallGasCostMoreThanGasLimit { initial_gas, gas_limit } => {
+            (-38013, format!("{INTRINSIC_GAS}: have {gas_limit}, want {initial_gas}"))
+        }
+        I::GasFloorMoreThanGasLimit { gas_floor, gas_limit } => {
+            (-38013, format!("{INTRINSIC_GAS}: have {gas_limit}, want {gas_floor}"))
+        }
+        I::RejectCallerWithCode => {
+            (-38024, format!("sender not an eoa: address {from}, codehash: (balance {balance})"))
+        }
+        I::CreateInitCodeSizeLimit => (-38025, "max initcode size exceeded".into()),
+        other => (-32603, other.to_string()),
+    }
+}
+
 /// The prefix of the refusal for a gas limit below the intrinsic gas.
 const INTRINSIC_GAS: &str = "intrinsic gas too low";
 /// geth's word for running out of gas.
@@ -453,7 +503,7 @@ fn outcome(result: ExecutionResult) -> CallOutcome {
 }
 
 /// geth's words for the common halts.
-fn halt_reason(reason: &revm::context::result::HaltReason) -> String {
+pub(crate) fn halt_reason(reason: &revm::context::result::HaltReason) -> String {
     use revm::context::result::{HaltReason as H, OutOfGasError};
     match reason {
         H::OutOfGas(OutOfGasError::Basic | OutOfGasError::Memory | OutOfGasError::MemoryLimit) => {

@@ -22,6 +22,7 @@ pub mod proof_of_work;
 mod requests;
 mod senders;
 mod sequential;
+pub mod simulate;
 mod system;
 pub mod trace;
 pub mod warmer;

@@ -48,7 +48,7 @@ pub trait EthCallApi {
 }
 
 /// The request as the VM takes it.
-fn input(request: TransactionRequest) -> EthResult<CallInput> {
+pub(crate) fn input(request: TransactionRequest) -> EthResult<CallInput> {
     let data = request
         .input
         .try_into_unique_input()

@@ -1,0 +1,278 @@
+//! `eth_simulateV1`: the request parsed as geth parses it (unknown keys in block and
+//! account overrides refused), run by `ethrex_vm::simulate` on the state after the named
+//! block, and answered as geth answers: each block in `eth_getBlockByNumber`'s form with
+//! its `calls` beside it.
+//!
+//! The state root of a simulated block is the named block's state with everything
+//! simulated so far applied. The store's trie is the head's, so for an older block the
+//! changes since it are reverted first (from the change sets history reads); the root of
+//! that reverted state is checked against the block's own before any block is answered.
+
+use crate::block::{quantity, rpc_block_with_senders};
+use crate::error::{EthApiError, EthResult};
+use crate::handler::EthRpc;
+use crate::receipt::{log_json, BlockContext};
+use alloy_eips::BlockId;
+use alloy_primitives::{Address, Bytes, B256, U256, U64};
+use alloy_rpc_types_eth::state::StateOverride;
+use alloy_rpc_types_eth::TransactionRequest;
+use ethrex_common::{Header, Withdrawal};
+use ethrex_storage::history::HistoricalState;
+use ethrex_vm::simulate::{
+    BlockOverrides, SimBlockInput, SimOptions, SimulateError, SimulatedBlock, Simulator,
+};
+use ethrex_vm::AccountChange;
+use jsonrpsee::proc_macros::rpc;
+use jsonrpsee::types::ErrorObjectOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The request's first parameter.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SimulatePayload {
+    #[serde(default)]
+    block_state_calls: Vec<SimBlockJson>,
+    #[serde(default)]
+    trace_transfers: bool,
+    #[serde(default)]
+    validation: bool,
+    #[serde(default)]
+    return_full_transactions: bool,
+}
+
+/// One block of the request.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SimBlockJson {
+    #[serde(default)]
+    block_overrides: Option<BlockOverridesJson>,
+    /// alloy's account override refuses unknown keys, as geth does.
+    #[serde(default)]
+    state_overrides: Option<StateOverride>,
+    #[serde(default)]
+    calls: Vec<TransactionRequest>,
+}
+
+/// A block's overrides, with geth's keys (unknown ones refused).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct BlockOverridesJson {
+    number: Option<U256>,
+    difficulty: Option<U256>,
+    time: Option<U64>,
+    gas_limit: Option<U64>,
+    fee_recipient: Option<Address>,
+    prev_randao: Option<B256>,
+    base_fee_per_gas: Option<U256>,
+    blob_base_fee: Option<U256>,
+    beacon_root: Option<B256>,
+    withdrawals: Option<Vec<Withdrawal>>,
+}
+
+/// `eth_simulateV1`.
+#[rpc(server, namespace = "eth")]
+pub trait EthSimulateApi {
+    /// Simulates blocks of calls on the state after `block` (default `latest`).
+    #[method(name = "simulateV1", blocking)]
+    fn simulate_v1(
+        &self,
+        payload: SimulatePayload,
+        block: Option<BlockId>,
+    ) -> Result<Vec<Value>, ErrorObjectOwned>;
+}
+
+fn too_large(what: &str) -> EthApiError {
+    EthApiError::InvalidParams(format!("{what} does not fit in 64 bits"))
+}
+
+fn overrides(json: Option<BlockOverridesJson>) -> EthResult<BlockOverrides> {
+    let Some(o) = json else { return Ok(BlockOverrides::default()) };
+    let u64_of = |v: Option<U256>, what: &str| {
+        v.map(|v| u64::try_from(v).map_err(|_| too_large(what))).transpose()
+    };
+    Ok(BlockOverrides {
+        number: u64_of(o.number, "block number")?,
+        difficulty: o.difficulty,
+        time: o.time.map(|t| t.to()),
+        gas_limit: o.gas_limit.map(|g| g.to()),
+        fee_recipient: o.fee_recipient,
+        prev_randao: o.prev_randao,
+        base_fee: u64_of(o.base_fee_per_gas, "base fee")?,
+        blob_base_fee: o
+            .blob_base_fee
+            .map(|f| u128::try_from(f).map_err(|_| too_large("blob base fee")))
+            .transpose()?,
+        beacon_root: o.beacon_root,
+        withdrawals: o.withdrawals,
+    })
+}
+
+fn simulate_error(e: SimulateError) -> ErrorObjectOwned {
+    ErrorObjectOwned::owned(e.code(), e.to_string(), None::<()>)
+}
+
+/// The base state with the changes since it reverted, as account changes against the
+/// head's state: what the head's trie needs to give the older block's root.
+fn reverted(state: &HistoricalState) -> EthResult<BTreeMap<Address, AccountChange>> {
+    let (accounts, storage) = state.changes_since();
+    let mut out: BTreeMap<Address, AccountChange> = BTreeMap::new();
+    let touched = accounts.into_iter().chain(storage.iter().map(|(a, _, _)| *a));
+    for address in touched {
+        if let std::collections::btree_map::Entry::Vacant(slot) = out.entry(address) {
+            let info = state.account(&address)?.map(|a| (a.nonce, a.balance, a.code_hash));
+            slot.insert(AccountChange { address, info, storage_wiped: false, storage: Vec::new() });
+        }
+    }
+    for (address, slot, value) in storage {
+        if let Some(change) = out.get_mut(&address) {
+            change.storage.push((slot, value));
+        }
+    }
+    Ok(out)
+}
+
+/// `simulated` (changes against the base state) on top of `reverted` (the base state
+/// against the head's).
+fn against_head(
+    reverted: &BTreeMap<Address, AccountChange>,
+    simulated: &[AccountChange],
+) -> Vec<AccountChange> {
+    let mut merged = reverted.clone();
+    for change in simulated {
+        match merged.get_mut(&change.address) {
+            Some(base) if !change.storage_wiped => {
+                base.info = change.info;
+                let mut slots: BTreeMap<U256, U256> = base.storage.iter().copied().collect();
+                slots.extend(change.storage.iter().copied());
+                base.storage = slots.into_iter().collect();
+            }
+            _ => {
+                merged.insert(change.address, change.clone());
+            }
+        }
+    }
+    merged.into_values().collect()
+}
+
+impl EthRpc {
+    fn simulate(
+        &self,
+        payload: SimulatePayload,
+        block: Option<BlockId>,
+    ) -> Result<Vec<Value>, ErrorObjectOwned> {
+        let id = block.unwrap_or(BlockId::latest());
+        let (_, base) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
+        let state = self.state(Some(id))?;
+        let head = self.node().chain.store.head_header().map_err(EthApiError::from)?;
+        let head_root = head.map(|h| h.state_root).unwrap_or_default();
+        let mut inputs = Vec::with_capacity(payload.block_state_calls.len());
+        for block in payload.block_state_calls {
+            let calls = block
+                .calls
+                .into_iter()
+                .map(crate::eth::call::input)
+                .collect::<EthResult<Vec<_>>>()?;
+            inputs.push(SimBlockInput {
+                overrides: overrides(block.block_overrides)?,
+                state: block.state_overrides,
+                calls,
+            });
+        }
+        let chain = &self.node().chain;
+        let reverted = if state.is_head() { BTreeMap::new() } else { reverted(&state)? };
+        let store = chain.store.clone();
+        let roots = |changes: &[AccountChange], codes: &[(B256, Bytes)]| {
+            let changes = against_head(&reverted, changes);
+            ethrex_blockchain::state_root::compute_state_root(
+                &store,
+                head_root,
+                &changes,
+                codes.to_vec(),
+            )
+            .map_err(ethrex_vm::error::DatabaseError::new)
+        };
+        if !reverted.is_empty() {
+            let root = roots(&[], &[]).map_err(|e| EthApiError::Internal(e.to_string()))?;
+            if root != base.state_root {
+                return Err(EthApiError::Internal(format!(
+                    "the state of block {} cannot be rebuilt: root {root}, expected {}",
+                    base.number, base.state_root
+                ))
+                .into());
+            }
+        }
+        let options = SimOptions {
+            validation: payload.validation,
+            trace_transfers: payload.trace_transfers,
+            gas_cap: ethrex_vm::call::DEFAULT_GAS_CAP,
+        };
+        let simulator =
+            Simulator::new(&chain.config, &base, store.clone(), Arc::new(state), &roots, options);
+        let blocks = simulator.run(inputs).map_err(simulate_error)?;
+        // The roots were computed on the head's trie: it must not have moved meanwhile.
+        let now = chain.store.head_header().map_err(EthApiError::from)?;
+        if now.map(|h| h.state_root).unwrap_or_default() != head_root {
+            return Err(EthApiError::Internal(
+                "the head moved during the simulation; retry".into(),
+            )
+            .into());
+        }
+        Ok(blocks.iter().map(|b| block_json(b, payload.return_full_transactions)).collect())
+    }
+}
+
+/// A simulated block as geth answers it.
+fn block_json(simulated: &SimulatedBlock, full: bool) -> Value {
+    let SimulatedBlock { block, hash, senders, calls } = simulated;
+    let mut out = rpc_block_with_senders(block, *hash, full, Some(senders));
+    let header: &Header = &block.header;
+    let at = BlockContext {
+        hash: *hash,
+        number: header.number,
+        timestamp: header.timestamp,
+        base_fee: header.base_fee_per_gas,
+        blob_base_fee: None,
+    };
+    let calls: Vec<Value> = calls
+        .iter()
+        .zip(&block.body.transactions)
+        .enumerate()
+        .map(|(index, (call, tx))| {
+            let logs: Vec<Value> = call
+                .logs
+                .iter()
+                .map(|l| log_json(&l.log, &at, *tx.tx_hash(), index, l.index as usize))
+                .collect();
+            let mut result = json!({
+                "returnData": call.return_data,
+                "logs": logs,
+                "gasUsed": quantity(call.gas_used),
+                "maxUsedGas": quantity(call.max_used_gas),
+                "status": quantity(u8::from(call.failure.is_none())),
+            });
+            if let Some(failure) = &call.failure {
+                let mut error = json!({ "message": failure.message, "code": failure.code });
+                if let Some(data) = &failure.data {
+                    error["data"] = json!(data);
+                }
+                result["error"] = error;
+            }
+            result
+        })
+        .collect();
+    out.insert("calls", Value::Array(calls));
+    json!(out)
+}
+
+impl EthSimulateApiServer for EthRpc {
+    fn simulate_v1(
+        &self,
+        payload: SimulatePayload,
+        block: Option<BlockId>,
+    ) -> Result<Vec<Value>, ErrorObjectOwned> {
+        self.simulate(payload, block)
+    }
+}
