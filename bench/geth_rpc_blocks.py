@@ -389,6 +389,53 @@ def cmd_tags(args):
     return 0
 
 
+# Code that returns its own balance, slot 0, NUMBER, TIMESTAMP, COINBASE and BASEFEE as six
+# words: what state and block overrides change, read back by a call.
+PROBE_CODE = ("0x" + "47600052" + "600054602052" + "43604052" + "42606052" + "41608052"
+              + "4860a052" + "60c06000f3")
+PROBE = "0x00000000000000000000000000000000000c0de0"
+# A valid ecrecover input (hash, v, r, s), so a moved ecrecover answers with an address.
+ECRECOVER_INPUT = ("0x456e9aea5e197a1f1af7a3e85a3212fa4049a3ba34c2289b4c860fc0b0c64ef3"
+                   + "00" * 31 + "1c"
+                   + "9242685bf161793cc25603c231bc2f568eb630ea16aa137d2664ac8038825608"
+                   + "4f8ae3bd7535248d0bd448298cc2e2071e56992d0774dc340c368ae950852ada")
+
+
+def override_requests():
+    """eth_call, eth_estimateGas and debug_traceCall with state overrides (code, balance,
+    nonce, state, stateDiff, a moved precompile) and block overrides (number, time, fee
+    recipient, base fee, PREVRANDAO) at the head, for both clients to answer alike."""
+    slot0 = "0x" + "00" * 32
+    probe = {"to": PROBE}
+    state = {PROBE: {"code": PROBE_CODE, "balance": "0x1234", "state": {slot0: "0x" + "00" * 31 + "05"}}}
+    diff = {PROBE: {"code": PROBE_CODE, "stateDiff": {slot0: "0x" + "00" * 31 + "07"}}}
+    block = {"number": "0x100", "time": "0x10000", "feeRecipient": "0x" + "be" * 20,
+             "baseFeePerGas": "0x7", "prevRandao": "0x" + "ab" * 32}
+    moved = {"0x0000000000000000000000000000000000000001":
+             {"movePrecompileToAddress": "0x0000000000000000000000000000000000123456"}}
+    rich = "0x" + "ca" * 20
+    return [("call state override", "eth_call", [probe, "latest", state]),
+            ("call stateDiff override", "eth_call", [probe, "latest", diff]),
+            ("call block override", "eth_call", [probe, "latest", state, block]),
+            ("call priced block override", "eth_call",
+             [dict(probe, **{"from": rich, "maxFeePerGas": "0x100"}), "latest",
+              dict(state, **{rich: {"balance": "0xffffffffffffffff"}}), block]),
+            ("call moved precompile", "eth_call",
+             [{"to": "0x0000000000000000000000000000000000123456", "input": ECRECOVER_INPUT}, "latest", moved]),
+            ("call precompile gone", "eth_call",
+             [{"to": "0x0000000000000000000000000000000000000001", "input": ECRECOVER_INPUT}, "latest", moved]),
+            ("estimate with balance override", "eth_estimateGas",
+             [{"from": rich, "to": PROBE, "value": "0x10", "maxFeePerGas": "0x100000000"}, "latest",
+              dict(state, **{rich: {"balance": "0xffffffffffffffff", "nonce": "0x7"}})]),
+            ("traceCall struct logger", "debug_traceCall",
+             [probe, "latest", {"stateOverrides": state, "blockOverrides": block}]),
+            ("traceCall callTracer", "debug_traceCall",
+             [dict(probe, **{"from": rich, "value": "0x10"}), "latest",
+              {"tracer": "callTracer", "stateOverrides": dict(state, **{rich: {"balance": "0xffff"}})}]),
+            ("traceCall prestateTracer", "debug_traceCall",
+             [probe, "latest", {"tracer": "prestateTracer", "stateOverrides": diff}])]
+
+
 def more_requests(geth_url, tag):
     """The other block, transaction, receipt and state requests about block `tag`, built
     from geth's answer for it: its receipts, logs, raw encodings, transaction count and
@@ -396,7 +443,8 @@ def more_requests(geth_url, tag):
     its transactions by hash and by index, with its receipt and raw form; and for the
     accounts it touched (miner, senders, recipients), balance, nonce and code after the
     block and after its parent (historical state); for `latest` also proofs of those
-    accounts and three slots, eth_config, eth_feeHistory and the next block's fees."""
+    accounts and three slots, eth_config, eth_feeHistory, the next block's fees and calls
+    with overrides (`override_requests`)."""
     _, block = result_of(call(geth_url, "eth_getBlockByNumber", [tag, True]))
     if not isinstance(block, dict):
         return []
@@ -431,6 +479,7 @@ def more_requests(geth_url, tag):
                 for a in sorted(accounts | {tx.get("to") for tx in block["transactions"] if tx.get("to")})]
         out += [("config", "eth_config", []), ("feeHistory", "eth_feeHistory", ["0x8", "latest", [25, 75]]),
                 ("baseFee", "eth_baseFee", []), ("blobBaseFee", "eth_blobBaseFee", [])]
+        out += override_requests()
     at = [number] + ([hex(int(number, 16) - 1)] if int(number, 16) > 0 else [])
     for account in sorted(accounts):
         for n in at:

@@ -8,6 +8,9 @@
 //! - nonce, EIP-3607 (a sender with code) and the block gas limit are not checked; the
 //!   balance is (for the value, and for gas when a price is offered);
 //! - gas defaults to the node's gas cap and is clamped to it;
+//! - state overrides (`simulate::apply_state_overrides`, precompile moves included) are
+//!   committed into a cache over the block's state before anything runs, so the
+//!   estimate's balance checks see them too; block overrides change the block's values;
 //! - the estimate is geth's search: the whole allowance first, then the gas it used plus
 //!   the stipend margin, then a bisection skewed low that stops within 1.5%: the same
 //!   answers as geth's, not the exact minimum;
@@ -15,10 +18,12 @@
 //!   no longer changes (the list changes what the call costs).
 
 use crate::db::{StateSource, StoreDb, StoreDbError};
-use crate::env::{block_env, cfg_env};
+use crate::env::{block_env, cfg_env, spec_id};
+use crate::simulate::{apply_state_overrides, BlockOverrides, OverrideError, PrecompileSet};
 use alloy_eips::eip2930::AccessList;
 use alloy_eips::eip7702::SignedAuthorization;
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_rpc_types_eth::state::StateOverride;
 use ethrex_common::{ChainConfig, Fork, Header};
 use revm::context::result::{EVMError, ExecutionResult, InvalidTransaction};
 use revm::context::{BlockEnv, CfgEnv, TxEnv};
@@ -123,6 +128,9 @@ pub enum CallError {
     /// The state could not be read.
     #[error("reading state: {0}")]
     State(String),
+    /// The call ran but could not be traced (an unsupported tracer, a bad config).
+    #[error("{0}")]
+    Trace(String),
 }
 
 /// Why an estimate failed: the call itself failed (its outcome), or it could not run.
@@ -140,11 +148,16 @@ impl From<CallError> for EstimateError {
     }
 }
 
-/// Calls against the state after one block.
+/// Calls against the state after one block, with the request's overrides applied.
 pub struct Caller<'a> {
     config: &'a ChainConfig,
     header: &'a Header,
-    db: StoreDb,
+    /// The state after the block, with the state overrides committed on top.
+    db: CacheDB<StoreDb>,
+    /// The fork's precompiles, as the state overrides moved them.
+    precompiles: PrecompileSet,
+    /// The block values the calls see instead of the header's.
+    block_overrides: BlockOverrides,
     fork: Fork,
     gas_cap: u64,
 }
@@ -161,7 +174,52 @@ impl<'a> Caller<'a> {
     ) -> Self {
         let hash = header.hash_slow();
         let db = StoreDb::new(store, hash, header.number).with_source(Some(source));
-        Self { config, header, db, fork: config.fork_of(header), gas_cap }
+        let fork = config.fork_of(header);
+        Self {
+            config,
+            header,
+            db: CacheDB::new(db),
+            precompiles: PrecompileSet::new(spec_id(fork)),
+            block_overrides: BlockOverrides::default(),
+            fork,
+            gas_cap,
+        }
+    }
+
+    /// The same caller with `state` applied to the state the calls run on and `block`'s
+    /// values in their block (geth's overrides for `eth_call` and `eth_estimateGas`; a
+    /// beacon root or withdrawals are `eth_simulateV1`'s only).
+    ///
+    /// # Errors
+    /// [`CallError::InvalidInput`] for overrides that contradict themselves or do not
+    /// apply to a call.
+    pub fn with_overrides(
+        mut self,
+        state: Option<&StateOverride>,
+        block: Option<BlockOverrides>,
+    ) -> Result<Self, CallError> {
+        if let Some(block) = block {
+            for (name, set) in [
+                ("beaconRoot", block.beacon_root.is_some()),
+                ("withdrawals", block.withdrawals.is_some()),
+            ] {
+                if set {
+                    return Err(CallError::InvalidInput(format!(
+                        "block override \"{name}\" is not supported for this RPC method"
+                    )));
+                }
+            }
+            self.block_overrides = block;
+        }
+        if let Some(state) = state {
+            apply_state_overrides(&mut self.db, state, &mut self.precompiles).map_err(
+                |e| match e {
+                    OverrideError::State(e) => CallError::State(e),
+                    other => CallError::InvalidInput(other.to_string()),
+                },
+            )?;
+        }
+        Ok(self)
     }
 
     /// The price the call offers per gas (0: none).
@@ -189,6 +247,7 @@ impl<'a> Caller<'a> {
             )));
         }
         let mut block = block_env(self.config, self.header, self.fork);
+        self.override_block(&mut block);
         let mut cfg = cfg_env(self.config, self.header, self.fork);
         cfg.disable_nonce_check = true;
         cfg.disable_eip3607 = true;
@@ -210,6 +269,36 @@ impl<'a> Caller<'a> {
         Ok((block, cfg, tx))
     }
 
+    /// The block's values as the overrides change them.
+    fn override_block(&self, block: &mut BlockEnv) {
+        let o = &self.block_overrides;
+        if let Some(number) = o.number {
+            block.number = U256::from(number);
+        }
+        if let Some(difficulty) = o.difficulty {
+            block.difficulty = difficulty;
+        }
+        if let Some(time) = o.time {
+            block.timestamp = U256::from(time);
+        }
+        if let Some(gas_limit) = o.gas_limit {
+            block.gas_limit = gas_limit;
+        }
+        if let Some(coinbase) = o.fee_recipient {
+            block.beneficiary = coinbase;
+        }
+        if let Some(randao) = o.prev_randao {
+            block.prevrandao = Some(randao);
+        }
+        if let Some(base_fee) = o.base_fee {
+            block.basefee = base_fee;
+        }
+        if let (Some(fee), Some(blob)) = (o.blob_base_fee, block.blob_excess_gas_and_price.as_mut())
+        {
+            blob.blob_gasprice = fee;
+        }
+    }
+
     /// The nonce a call without one runs with: the sender's (the created address of a
     /// deployment depends on it).
     fn with_nonce(&self, input: &CallInput) -> Result<CallInput, CallError> {
@@ -229,7 +318,8 @@ impl<'a> Caller<'a> {
             .with_block(block)
             .with_cfg(cfg)
             .with_db(CacheDB::new(WrapDatabaseRef(&self.db)))
-            .build_mainnet();
+            .build_mainnet()
+            .with_precompiles(self.precompiles.clone());
         let result = evm.transact(tx).map_err(rejected)?;
         Ok(outcome(result.result))
     }
@@ -253,6 +343,28 @@ impl<'a> Caller<'a> {
             Err(CallError::Rejected(reason)) if reason.starts_with(INTRINSIC_GAS) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// `debug_traceCall`: the call traced with the tracer `opts` names, its gas as
+    /// `eth_call`'s (default: the cap). Moved precompiles are not honoured here (the
+    /// tracers' EVM has the fork's own).
+    ///
+    /// # Errors
+    /// [`CallError`] when it cannot run, [`CallError::Trace`] when it cannot be traced.
+    pub fn trace(
+        &self,
+        input: &CallInput,
+        opts: &alloy_rpc_types_trace::geth::GethDebugTracingOptions,
+    ) -> Result<(alloy_rpc_types_trace::geth::GethTrace, u64), CallError> {
+        let input = self.with_nonce(input)?;
+        let gas = input.gas.map_or(self.gas_cap, |g| g.min(self.gas_cap));
+        let (block, cfg, tx) = self.envs(&input, gas)?;
+        let evm_config = crate::evm::EvmConfig::from_parts(block, cfg, self.fork);
+        let mut state =
+            revm::database::State::builder().with_database(WrapDatabaseRef(&self.db)).build();
+        let trace = crate::trace::trace_env(&mut state, &evm_config, tx, opts)
+            .map_err(|e| CallError::Trace(e.to_string()))?;
+        Ok((trace, gas))
     }
 
     /// `eth_estimateGas`: the gas limit to send the call with (geth's search).
@@ -370,7 +482,8 @@ impl<'a> Caller<'a> {
                 .with_block(block)
                 .with_cfg(cfg)
                 .with_db(CacheDB::new(WrapDatabaseRef(&self.db)))
-                .build_mainnet_with_inspector(AccessListInspector::new(list.clone()));
+                .build_mainnet_with_inspector(AccessListInspector::new(list.clone()))
+                .with_precompiles(self.precompiles.clone());
             let result = evm.inspect_tx(tx).map_err(rejected)?;
             let next = evm.inspector.into_access_list();
             if next == list {

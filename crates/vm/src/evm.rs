@@ -28,6 +28,11 @@ impl EvmConfig {
         Self { block: block_env(config, header, fork), cfg: cfg_env(config, header, fork), fork }
     }
 
+    /// A configuration from environments already made (a call's: its checks relaxed).
+    pub(crate) fn from_parts(block: BlockEnv, cfg: CfgEnv, fork: Fork) -> Self {
+        Self { block, cfg, fork }
+    }
+
     /// The fork whose rules the block follows.
     pub(crate) fn fork(&self) -> Fork {
         self.fork

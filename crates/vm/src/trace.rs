@@ -81,6 +81,17 @@ pub fn trace_block<DB: DatabaseRef<Error = StoreDbError>>(
     Ok(out)
 }
 
+/// Traces one transaction environment (`debug_traceCall`'s call) on `state` with the
+/// EVM `evm_config` builds; nothing is written beyond `state`'s cache.
+pub(crate) fn trace_env<DB: DatabaseRef<Error = StoreDbError>>(
+    state: &mut State<WrapDatabaseRef<DB>>,
+    evm_config: &EvmConfig,
+    env: revm::context::TxEnv,
+    opts: &GethDebugTracingOptions,
+) -> Result<GethTrace, TraceError> {
+    trace_one(state, evm_config, env, opts, 0)
+}
+
 fn replay<E: std::fmt::Display>(index: usize, e: EVMError<E>) -> TraceError {
     TraceError::Replay { index, reason: e.to_string() }
 }

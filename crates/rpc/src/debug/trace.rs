@@ -3,18 +3,25 @@
 //! revm-inspectors' tracers (`ethrex_vm::trace`), answered in geth's shapes.
 
 use crate::error::{EthApiError, EthResult};
+use crate::eth::call::call_error;
+use crate::eth::simulate::BlockOverridesJson;
 use crate::handler::EthRpc;
 use crate::params::StrictHash;
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_consensus::Transaction as _;
+use alloy_eips::BlockId;
 use alloy_eips::BlockNumberOrTag;
+use alloy_primitives::U64;
 use alloy_primitives::{Address, B256};
+use alloy_rpc_types_eth::TransactionRequest;
 use alloy_rpc_types_trace::geth::{
-    GethDebugBuiltInTracerType, GethDebugTracerType, GethDebugTracingOptions,
+    GethDebugBuiltInTracerType, GethDebugTracerType, GethDebugTracingCallOptions,
+    GethDebugTracingOptions,
 };
 use ethrex_common::Block;
 use ethrex_vm::StoreDb;
 use jsonrpsee::proc_macros::rpc;
+use jsonrpsee::types::ErrorObjectOwned;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -36,6 +43,16 @@ pub trait DebugTraceApi {
         number: BlockNumberOrTag,
         opts: Option<GethDebugTracingOptions>,
     ) -> EthResult<Vec<Value>>;
+
+    /// `debug_traceCall`: a call traced on the state after a block (default `latest`),
+    /// with state and block overrides.
+    #[method(name = "traceCall", blocking)]
+    fn trace_call(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        opts: Option<GethDebugTracingCallOptions>,
+    ) -> Result<Value, ErrorObjectOwned>;
 
     /// `debug_traceBlockByHash`: every transaction of a stored block.
     #[method(name = "traceBlockByHash", blocking)]
@@ -111,7 +128,49 @@ impl EthRpc {
     }
 }
 
+/// alloy's block overrides (what `debug_traceCall`'s options parse into) in the form the
+/// call methods take.
+fn block_overrides(o: alloy_rpc_types_eth::BlockOverrides) -> BlockOverridesJson {
+    BlockOverridesJson {
+        number: o.number,
+        difficulty: o.difficulty,
+        time: o.time.map(U64::from),
+        gas_limit: o.gas_limit.map(U64::from),
+        fee_recipient: o.coinbase,
+        prev_randao: o.random,
+        base_fee_per_gas: o.base_fee,
+        blob_base_fee: o.blob_base_fee,
+        beacon_root: o.beacon_root,
+        withdrawals: None,
+    }
+}
+
 impl DebugTraceApiServer for EthRpc {
+    fn trace_call(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        opts: Option<GethDebugTracingCallOptions>,
+    ) -> Result<Value, ErrorObjectOwned> {
+        let opts = opts.unwrap_or_default();
+        if opts.tx_index.is_some() {
+            return Err(EthApiError::Unsupported(
+                "txIndex is not supported: a call is traced on the state after the block".into(),
+            )
+            .into());
+        }
+        let input = crate::eth::call::input(request)?;
+        let tracing = opts.tracing_options;
+        let blocks = opts.block_overrides.map(block_overrides);
+        self.with_caller(block, opts.state_overrides.as_ref(), blocks, |caller| {
+            let (trace, gas) = caller.trace(&input, &tracing).map_err(call_error)?;
+            let mut value =
+                serde_json::to_value(trace).map_err(|e| EthApiError::Internal(e.to_string()))?;
+            geth_shape(&mut value, &tracing, gas);
+            Ok(value)
+        })
+    }
+
     fn trace_transaction(
         &self,
         StrictHash(hash): StrictHash,

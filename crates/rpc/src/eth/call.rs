@@ -1,11 +1,14 @@
 //! Execution on demand: `eth_call`, `eth_estimateGas`, `eth_createAccessList`, run by
-//! `ethrex_vm::call` against the state after the named block, answered as geth answers
-//! (a revert is error 3 with the revert data and its decoded reason).
+//! `ethrex_vm::call` against the state after the named block with the request's state
+//! and block overrides (the keys `eth_simulateV1` takes), answered as geth answers (a
+//! revert is error 3 with the revert data and its decoded reason).
 
 use crate::error::{EthApiError, EthResult};
+use crate::eth::simulate::{overrides, BlockOverridesJson};
 use crate::handler::EthRpc;
 use alloy_eips::BlockId;
 use alloy_primitives::{Bytes, TxKind, U64};
+use alloy_rpc_types_eth::state::StateOverride;
 use alloy_rpc_types_eth::TransactionRequest;
 use ethrex_vm::call::{revert_reason, CallError, CallInput, CallOutcome, Caller, EstimateError};
 use jsonrpsee::proc_macros::rpc;
@@ -25,8 +28,8 @@ pub trait EthCallApi {
         &self,
         request: TransactionRequest,
         block: Option<BlockId>,
-        state_overrides: Option<Value>,
-        block_overrides: Option<Value>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<BlockOverridesJson>,
     ) -> Result<Bytes, ErrorObjectOwned>;
 
     /// `eth_estimateGas`: a gas limit the call succeeds with (geth's search).
@@ -35,7 +38,8 @@ pub trait EthCallApi {
         &self,
         request: TransactionRequest,
         block: Option<BlockId>,
-        state_overrides: Option<Value>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<BlockOverridesJson>,
     ) -> Result<U64, ErrorObjectOwned>;
 
     /// `eth_createAccessList`: the access list the call needs and its gas with it.
@@ -75,14 +79,6 @@ pub(crate) fn input(request: TransactionRequest) -> EthResult<CallInput> {
     })
 }
 
-/// Overrides are not applied yet: refused rather than ignored.
-fn no_overrides(what: &str, value: &Option<Value>) -> EthResult<()> {
-    match value {
-        None | Some(Value::Null) => Ok(()),
-        Some(_) => Err(EthApiError::Unsupported(format!("{what} are not supported yet"))),
-    }
-}
-
 /// A call that did not succeed, as geth reports it.
 fn failed(outcome: CallOutcome) -> ErrorObjectOwned {
     match outcome {
@@ -104,10 +100,11 @@ fn failed(outcome: CallOutcome) -> ErrorObjectOwned {
     }
 }
 
-fn call_error(e: CallError) -> ErrorObjectOwned {
+pub(crate) fn call_error(e: CallError) -> ErrorObjectOwned {
     let code = match e {
         CallError::State(_) => jsonrpsee::types::error::INTERNAL_ERROR_CODE,
         CallError::InvalidInput(_) => jsonrpsee::types::error::INVALID_PARAMS_CODE,
+        CallError::Trace(_) => crate::error::SERVER_ERROR,
         _ => crate::error::SERVER_ERROR,
     };
     ErrorObjectOwned::owned(code, e.to_string(), None::<()>)
@@ -115,11 +112,14 @@ fn call_error(e: CallError) -> ErrorObjectOwned {
 
 impl EthRpc {
     /// Runs `f` with a caller on the state after block `id`.
-    fn with_caller<T>(
+    pub(crate) fn with_caller<T>(
         &self,
         id: Option<BlockId>,
+        state_overrides: Option<&StateOverride>,
+        block_overrides: Option<BlockOverridesJson>,
         f: impl FnOnce(&Caller<'_>) -> Result<T, ErrorObjectOwned>,
     ) -> Result<T, ErrorObjectOwned> {
+        let block_overrides = block_overrides.map(|o| overrides(Some(o))).transpose()?;
         let id = id.unwrap_or(BlockId::latest());
         let (_, header) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
         let state = self.state(Some(id))?;
@@ -130,7 +130,9 @@ impl EthRpc {
             chain.store.clone(),
             Arc::new(state),
             ethrex_vm::call::DEFAULT_GAS_CAP,
-        );
+        )
+        .with_overrides(state_overrides, block_overrides)
+        .map_err(call_error)?;
         f(&caller)
     }
 }
@@ -140,15 +142,15 @@ impl EthCallApiServer for EthRpc {
         &self,
         request: TransactionRequest,
         block: Option<BlockId>,
-        state_overrides: Option<Value>,
-        block_overrides: Option<Value>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<BlockOverridesJson>,
     ) -> Result<Bytes, ErrorObjectOwned> {
-        no_overrides("state overrides", &state_overrides)?;
-        no_overrides("block overrides", &block_overrides)?;
         let input = input(request)?;
-        self.with_caller(block, |caller| match caller.call(&input).map_err(call_error)? {
-            CallOutcome::Success { output, .. } => Ok(output),
-            failure => Err(failed(failure)),
+        self.with_caller(block, state_overrides.as_ref(), block_overrides, |caller| {
+            match caller.call(&input).map_err(call_error)? {
+                CallOutcome::Success { output, .. } => Ok(output),
+                failure => Err(failed(failure)),
+            }
         })
     }
 
@@ -156,14 +158,16 @@ impl EthCallApiServer for EthRpc {
         &self,
         request: TransactionRequest,
         block: Option<BlockId>,
-        state_overrides: Option<Value>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<BlockOverridesJson>,
     ) -> Result<U64, ErrorObjectOwned> {
-        no_overrides("state overrides", &state_overrides)?;
         let input = input(request)?;
-        self.with_caller(block, |caller| match caller.estimate_gas(&input) {
-            Ok(gas) => Ok(U64::from(gas)),
-            Err(EstimateError::Failed(outcome)) => Err(failed(outcome)),
-            Err(EstimateError::Call(e)) => Err(call_error(e)),
+        self.with_caller(block, state_overrides.as_ref(), block_overrides, |caller| {
+            match caller.estimate_gas(&input) {
+                Ok(gas) => Ok(U64::from(gas)),
+                Err(EstimateError::Failed(outcome)) => Err(failed(outcome)),
+                Err(EstimateError::Call(e)) => Err(call_error(e)),
+            }
         })
     }
 
@@ -173,7 +177,7 @@ impl EthCallApiServer for EthRpc {
         block: Option<BlockId>,
     ) -> Result<Value, ErrorObjectOwned> {
         let input = input(request)?;
-        self.with_caller(block, |caller| {
+        self.with_caller(block, None, None, |caller| {
             let (list, gas_used, failure) =
                 caller.create_access_list(&input).map_err(call_error)?;
             let mut out = serde_json::Map::new();

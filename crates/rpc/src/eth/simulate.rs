@@ -59,17 +59,18 @@ struct SimBlockJson {
 /// A block's overrides, with geth's keys (unknown ones refused).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct BlockOverridesJson {
-    number: Option<U256>,
-    difficulty: Option<U256>,
-    time: Option<U64>,
-    gas_limit: Option<U64>,
-    fee_recipient: Option<Address>,
-    prev_randao: Option<B256>,
-    base_fee_per_gas: Option<U256>,
-    blob_base_fee: Option<U256>,
-    beacon_root: Option<B256>,
-    withdrawals: Option<Vec<Withdrawal>>,
+#[derive(Default)]
+pub(crate) struct BlockOverridesJson {
+    pub(crate) number: Option<U256>,
+    pub(crate) difficulty: Option<U256>,
+    pub(crate) time: Option<U64>,
+    pub(crate) gas_limit: Option<U64>,
+    pub(crate) fee_recipient: Option<Address>,
+    pub(crate) prev_randao: Option<B256>,
+    pub(crate) base_fee_per_gas: Option<U256>,
+    pub(crate) blob_base_fee: Option<U256>,
+    pub(crate) beacon_root: Option<B256>,
+    pub(crate) withdrawals: Option<Vec<Withdrawal>>,
 }
 
 /// `eth_simulateV1`.
@@ -88,7 +89,7 @@ fn too_large(what: &str) -> EthApiError {
     EthApiError::InvalidParams(format!("{what} does not fit in 64 bits"))
 }
 
-fn overrides(json: Option<BlockOverridesJson>) -> EthResult<BlockOverrides> {
+pub(crate) fn overrides(json: Option<BlockOverridesJson>) -> EthResult<BlockOverrides> {
     let Some(o) = json else { return Ok(BlockOverrides::default()) };
     let u64_of = |v: Option<U256>, what: &str| {
         v.map(|v| u64::try_from(v).map_err(|_| too_large(what))).transpose()

@@ -210,3 +210,117 @@ where
     db.commit(changed.into_iter().collect());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::changes_of_bundle;
+    use alloy_primitives::{address, map::B256HashMap};
+    use alloy_rpc_types_eth::state::AccountOverride;
+    use revm::database::states::bundle_state::BundleRetention;
+    use revm::database::{CacheDB, EmptyDB, State};
+    use revm::primitives::hardfork::SpecId;
+    use revm::state::AccountInfo;
+
+    const ACCOUNT: Address = address!("c100000000000000000000000000000000000000");
+
+    /// A state holding `ACCOUNT` (balance 7) with slots 1 and 2 set: a contract's, so
+    /// nonce 1 (revm takes an account without nonce and code to have no storage, which
+    /// holds on every real chain).
+    fn state_with_slots() -> State<CacheDB<EmptyDB>> {
+        let mut db = CacheDB::new(EmptyDB::default());
+        let info = AccountInfo { balance: U256::from(7), nonce: 1, ..Default::default() };
+        db.insert_account_info(ACCOUNT, info);
+        db.insert_account_storage(ACCOUNT, U256::from(1), U256::from(1)).unwrap();
+        db.insert_account_storage(ACCOUNT, U256::from(2), U256::from(2)).unwrap();
+        State::builder().with_database(db).with_bundle_update().build()
+    }
+
+    fn slots(values: &[(u64, u64)]) -> B256HashMap<B256> {
+        values
+            .iter()
+            .map(|(k, v)| (B256::from(U256::from(*k)), B256::from(U256::from(*v))))
+            .collect()
+    }
+
+    fn one(address: Address, account: AccountOverride) -> StateOverride {
+        std::iter::once((address, account)).collect()
+    }
+
+    #[test]
+    fn replacing_the_storage_drops_every_old_slot_from_the_state() {
+        let mut state = state_with_slots();
+        let overrides =
+            one(ACCOUNT, AccountOverride { state: Some(slots(&[(1, 5)])), ..Default::default() });
+        let mut precompiles = PrecompileSet::new(SpecId::PRAGUE);
+        apply_state_overrides(&mut state, &overrides, &mut precompiles).unwrap();
+        assert_eq!(state.storage(ACCOUNT, U256::from(2)).unwrap(), U256::ZERO);
+        state.merge_transitions(BundleRetention::PlainState);
+        let (changes, _) = changes_of_bundle(&state.bundle_state);
+        let change = changes.iter().find(|c| c.address == ACCOUNT).expect("account changed");
+        assert!(change.storage_wiped, "the old storage must be wiped");
+        assert_eq!(change.storage, vec![(U256::from(1), U256::from(5))]);
+        assert_eq!(change.info.map(|(_, balance, _)| balance), Some(U256::from(7)));
+    }
+
+    #[test]
+    fn a_state_diff_keeps_the_slots_it_does_not_name() {
+        let mut state = state_with_slots();
+        let overrides = one(
+            ACCOUNT,
+            AccountOverride { state_diff: Some(slots(&[(1, 5)])), ..Default::default() },
+        );
+        let mut precompiles = PrecompileSet::new(SpecId::PRAGUE);
+        apply_state_overrides(&mut state, &overrides, &mut precompiles).unwrap();
+        assert_eq!(state.storage(ACCOUNT, U256::from(1)).unwrap(), U256::from(5));
+        assert_eq!(state.storage(ACCOUNT, U256::from(2)).unwrap(), U256::from(2));
+    }
+
+    #[test]
+    fn a_moved_precompile_answers_at_its_new_address_only() {
+        let ecrecover = address!("0000000000000000000000000000000000000001");
+        let target = address!("0000000000000000000000000000000000123456");
+        let mut state = state_with_slots();
+        let overrides = one(
+            ecrecover,
+            AccountOverride { move_precompile_to: Some(target), ..Default::default() },
+        );
+        let mut precompiles = PrecompileSet::new(SpecId::PRAGUE);
+        apply_state_overrides(&mut state, &overrides, &mut precompiles).unwrap();
+        assert!(precompiles.contains(&target));
+        assert!(!precompiles.contains(&ecrecover));
+    }
+
+    #[test]
+    fn moving_an_account_that_is_no_precompile_is_refused() {
+        let mut state = state_with_slots();
+        let overrides = one(
+            ACCOUNT,
+            AccountOverride {
+                move_precompile_to: Some(Address::repeat_byte(9)),
+                ..Default::default()
+            },
+        );
+        let mut precompiles = PrecompileSet::new(SpecId::PRAGUE);
+        let err = apply_state_overrides(&mut state, &overrides, &mut precompiles).unwrap_err();
+        assert!(matches!(err, OverrideError::NotAPrecompile(a) if a == ACCOUNT), "{err}");
+    }
+
+    #[test]
+    fn state_and_state_diff_together_are_refused_and_nothing_is_applied() {
+        let mut state = state_with_slots();
+        let overrides = one(
+            ACCOUNT,
+            AccountOverride {
+                balance: Some(U256::from(99)),
+                state: Some(slots(&[(1, 1)])),
+                state_diff: Some(slots(&[(2, 2)])),
+                ..Default::default()
+            },
+        );
+        let mut precompiles = PrecompileSet::new(SpecId::PRAGUE);
+        let err = apply_state_overrides(&mut state, &overrides, &mut precompiles).unwrap_err();
+        assert!(matches!(err, OverrideError::StateAndStateDiff(_)), "{err}");
+        assert_eq!(state.basic(ACCOUNT).unwrap().map(|a| a.balance), Some(U256::from(7)));
+    }
+}
