@@ -80,6 +80,8 @@ echo "   ommers, the DAO fork and reorgs, imported by both, every block compared
 bench/geth-diff-forks.sh 2 "$SCRATCH/geth-diff-forks"
 echo "== ethrex node --dev: web3.py's transfers from the test mnemonic mined (bench/dev-chain.sh)"
 bench/dev-chain.sh
+echo "== eth_subscribe over WebSocket on ethrex --dev and geth --dev: newHeads, logs, pending (bench/ws-subscriptions.sh)"
+bench/ws-subscriptions.sh
 echo "== transactions, blob transactions and a pool-built payload between us and geth (bench/geth-txpool.sh)"
 bench/geth-txpool.sh
 echo "== the pool under load against geth, a minute-long version (bench/txpool-load.sh --quick)"

@@ -189,6 +189,15 @@ pub(crate) struct NodeArgs {
     pub(crate) http_addr: Option<IpAddr>,
     #[arg(long = "http.port")]
     pub(crate) http_port: Option<u16>,
+    /// Serve the eth API (with eth_subscribe) over WebSocket.
+    #[arg(long = "ws")]
+    pub(crate) ws: bool,
+    /// The WebSocket address (default 127.0.0.1; implies --ws).
+    #[arg(long = "ws.addr")]
+    pub(crate) ws_addr: Option<IpAddr>,
+    /// The WebSocket port (default 8546; implies --ws).
+    #[arg(long = "ws.port")]
+    pub(crate) ws_port: Option<u16>,
     /// Serve Prometheus metrics on this port.
     #[arg(long = "metrics.port")]
     pub(crate) metrics_port: Option<u16>,
@@ -315,8 +324,11 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
             (addr, port) => Some(SocketAddr::new(addr.unwrap_or([127, 0, 0, 1].into()), port.unwrap_or(8545))),
         };
         let auth = SocketAddr::new(args.authrpc_addr, args.authrpc_port);
-        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http).await?;
-        tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
+        let ws = (args.ws || args.ws_addr.is_some() || args.ws_port.is_some()).then(|| {
+            SocketAddr::new(args.ws_addr.unwrap_or([127, 0, 0, 1].into()), args.ws_port.unwrap_or(8546))
+        });
+        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http, ws).await?;
+        tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), ws = ?servers.ws.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
         if args.dev {
             let recipient = crate::dev::accounts()?[0];
             node.following.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -175,6 +175,22 @@ pub struct Node {
     /// Whether the node follows the chain (a forkchoiceUpdated made a known head
     /// canonical, or it makes its own blocks): only then are peers' transactions taken.
     pub following: std::sync::atomic::AtomicBool,
+    /// The hashes of the transactions the pool took as executable, newest last, for
+    /// `newPendingTransactions` subscribers ([`Node::admitted_since`]).
+    admitted: Mutex<AdmittedLog>,
+}
+
+/// How many admitted transaction hashes are kept for subscribers: one who falls further
+/// behind misses the oldest (a subscription is a notification, not a log).
+pub const ADMITTED_KEPT: usize = 4096;
+
+/// The most recent executable admissions, numbered.
+#[derive(Debug, Default)]
+struct AdmittedLog {
+    /// The number the next admission gets.
+    next: u64,
+    /// The last [`ADMITTED_KEPT`] hashes, the newest last.
+    recent: std::collections::VecDeque<B256>,
 }
 
 /// The head's accounts as the pool reads them (a store read that fails counts as a
@@ -242,7 +258,17 @@ impl Node {
             persistence_lag: 0,
             target_gas_limit: DEFAULT_TARGET_GAS_LIMIT,
             network: std::sync::OnceLock::new(),
+            admitted: Mutex::default(),
         }
+    }
+
+    /// The hashes of the transactions admitted as executable since admission number
+    /// `from` (at most the last [`ADMITTED_KEPT`]), and the number to ask from next.
+    pub fn admitted_since(&self, from: u64) -> (Vec<B256>, u64) {
+        let log = self.admitted.lock();
+        let oldest = log.next - log.recent.len() as u64;
+        let skip = from.max(oldest) - oldest;
+        (log.recent.iter().skip(skip as usize).copied().collect(), log.next)
     }
 
     /// Offers `tx` to the pool against the head's accounts, after any `newPayload` or
@@ -257,7 +283,16 @@ impl Node {
         tx: ethrex_common::Transaction,
     ) -> Result<ethrex_txpool::Added, ethrex_txpool::PoolError> {
         let _turn = self.intake.try_read_for(INTAKE_WAIT);
-        self.pool.add(tx, &HeadAccounts(&self.chain.store))
+        let added = self.pool.add(tx, &HeadAccounts(&self.chain.store))?;
+        if let ethrex_txpool::Added::Pending(hash) = added {
+            let mut log = self.admitted.lock();
+            if log.recent.len() == ADMITTED_KEPT {
+                log.recent.pop_front();
+            }
+            log.recent.push_back(hash);
+            log.next += 1;
+        }
+        Ok(added)
     }
 
     /// Keeps the pool's sidecars in `store` (a directory under the datadir for a node;

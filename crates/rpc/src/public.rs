@@ -1,5 +1,7 @@
 //! The public JSON-RPC module: every namespace served without authentication (and, on
 //! the Engine API port, beside the `engine_` methods), over one shared [`EthRpc`].
+//! Subscriptions (`eth_subscribe`) need a WebSocket connection: the HTTP port upgrades
+//! to one, and `--ws` opens a port of its own.
 
 use crate::api::{EthApiServer, NetApiServer, TxpoolApiServer, Web3ApiServer};
 use crate::debug::trace::DebugTraceApiServer;
@@ -9,6 +11,7 @@ use crate::eth::config::EthConfigApiServer;
 use crate::eth::fees::EthFeesApiServer;
 use crate::eth::filters::EthFiltersApiServer;
 use crate::eth::logs::EthLogsApiServer;
+use crate::eth::pubsub::EthPubSubApiServer;
 use crate::eth::simulate::EthSimulateApiServer;
 use crate::eth::state::EthStateApiServer;
 use crate::eth::transactions::EthTransactionsApiServer;
@@ -32,6 +35,7 @@ pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
         EthCallApiServer::into_rpc(rpc.clone()),
         EthStateApiServer::into_rpc(rpc.clone()),
         EthSimulateApiServer::into_rpc(rpc.clone()),
+        EthPubSubApiServer::into_rpc(rpc.clone()),
         DebugTraceApiServer::into_rpc(rpc.clone()),
         DebugRawApiServer::into_rpc(rpc.clone()),
         TestingApiServer::into_rpc(rpc.clone()),

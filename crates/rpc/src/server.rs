@@ -30,6 +30,8 @@ pub struct RunningServers {
     pub auth_addr: SocketAddr,
     /// The public `eth_` server and the address it listens on, when one was requested.
     pub http: Option<(ServerHandle, SocketAddr)>,
+    /// The WebSocket-only server (`--ws`) and the address it listens on, when requested.
+    pub ws: Option<(ServerHandle, SocketAddr)>,
     /// The threads the Engine API runs on, apart from the public API's and the network's.
     pub engine_runtime: EngineRuntime,
 }
@@ -65,6 +67,7 @@ pub async fn start(
     auth_addr: SocketAddr,
     secret: JwtSecret,
     http_addr: Option<SocketAddr>,
+    ws_addr: Option<SocketAddr>,
 ) -> Result<RunningServers, ServerError> {
     let engine = auth_methods(node.clone())?;
     let engine_runtime = EngineRuntime(Some(
@@ -83,33 +86,45 @@ pub async fn start(
 
     let http = match http_addr {
         None => None,
-        Some(addr) => {
-            let server = Server::builder()
-                .set_config(
-                    ServerConfig::builder()
-                        .max_request_body_size(HTTP_MAX_BODY)
-                        .max_response_body_size(HTTP_MAX_RESPONSE)
-                        .build(),
-                )
-                .set_rpc_middleware(
-                    jsonrpsee::server::middleware::rpc::RpcServiceBuilder::new()
-                        .layer(crate::params::GethParamErrorsLayer),
-                )
-                .set_http_middleware(
-                    tower::ServiceBuilder::new().layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT)),
-                )
-                .build(addr)
-                .await
-                .map_err(|e| ServerError::Bind { what: "HTTP API", addr, reason: e.to_string() })?;
-            let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
-            let mut module = crate::public::module(node.clone());
-            module
-                .merge(crate::admin::module(node))
-                .map_err(|e| ServerError::Setup(e.to_string()))?;
-            Some((server.start(module), local))
-        }
+        Some(addr) => Some(start_public(node.clone(), addr, "HTTP API", false).await?),
     };
-    Ok(RunningServers { auth, auth_addr, http, engine_runtime })
+    let ws = match ws_addr {
+        None => None,
+        Some(addr) => Some(start_public(node, addr, "WebSocket API", true).await?),
+    };
+    Ok(RunningServers { auth, auth_addr, http, ws, engine_runtime })
+}
+
+/// The public methods on `addr`: HTTP (which also upgrades to WebSocket), or WebSocket
+/// only (`ws_only`, the `--ws` port).
+async fn start_public(
+    node: Arc<Node>,
+    addr: SocketAddr,
+    what: &'static str,
+    ws_only: bool,
+) -> Result<(ServerHandle, SocketAddr), ServerError> {
+    let mut config = ServerConfig::builder()
+        .max_request_body_size(HTTP_MAX_BODY)
+        .max_response_body_size(HTTP_MAX_RESPONSE);
+    if ws_only {
+        config = config.ws_only();
+    }
+    let server = Server::builder()
+        .set_config(config.build())
+        .set_rpc_middleware(
+            jsonrpsee::server::middleware::rpc::RpcServiceBuilder::new()
+                .layer(crate::params::GethParamErrorsLayer),
+        )
+        .set_http_middleware(
+            tower::ServiceBuilder::new().layer(RequestBodyTimeoutLayer::new(BODY_TIMEOUT)),
+        )
+        .build(addr)
+        .await
+        .map_err(|e| ServerError::Bind { what, addr, reason: e.to_string() })?;
+    let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
+    let mut module = crate::public::module(node.clone());
+    module.merge(crate::admin::module(node)).map_err(|e| ServerError::Setup(e.to_string()))?;
+    Ok((server.start(module), local))
 }
 
 /// Binds and starts the Engine API server behind its JWT check; run on the Engine API's
@@ -206,11 +221,11 @@ pub async fn serve(
         reason = failed_rx => reason.ok(),
     };
     let _ = servers.auth.stop();
-    if let Some((h, _)) = &servers.http {
+    for (h, _) in servers.http.iter().chain(&servers.ws) {
         let _ = h.stop();
     }
     servers.auth.stopped().await;
-    if let Some((h, _)) = servers.http {
+    for (h, _) in servers.http.into_iter().chain(servers.ws) {
         h.stopped().await;
     }
     if let Some(reason) = failure {

@@ -127,6 +127,7 @@ fn start_node_with(node: Node) -> Running {
             "127.0.0.1:0".parse().unwrap(),
             secret.clone(),
             Some("127.0.0.1:0".parse().unwrap()),
+            None,
         ))
         .unwrap();
     let (auth_addr, http_addr) = (servers.auth_addr, servers.http.as_ref().unwrap().1);

@@ -30,7 +30,7 @@ pub trait EthLogsApi {
 }
 
 /// A parsed filter.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct LogFilter {
     /// One block by hash, or else a range.
     pub(crate) block_hash: Option<B256>,
@@ -131,7 +131,12 @@ impl LogFilter {
 
 impl EthRpc {
     /// The matching logs of the canonical block `hash`, appended to `out`.
-    fn block_logs(&self, hash: B256, filter: &LogFilter, out: &mut Vec<Value>) -> EthResult<()> {
+    pub(crate) fn block_logs(
+        &self,
+        hash: B256,
+        filter: &LogFilter,
+        out: &mut Vec<Value>,
+    ) -> EthResult<()> {
         let store = &self.node().chain.store;
         let Some(header) = store.header(&hash)? else { return Err(EthApiError::HeaderNotFound) };
         if !filter.may_match(&header.logs_bloom) {
