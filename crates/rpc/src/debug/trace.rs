@@ -4,7 +4,7 @@
 
 use crate::error::{EthApiError, EthResult};
 use crate::eth::call::call_error;
-use crate::eth::simulate::BlockOverridesJson;
+use crate::eth::overrides::BlockOverridesJson;
 use crate::handler::EthRpc;
 use crate::params::StrictHash;
 use alloy_consensus::transaction::SignerRecoverable;

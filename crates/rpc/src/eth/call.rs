@@ -4,7 +4,7 @@
 //! revert is error 3 with the revert data and its decoded reason).
 
 use crate::error::{EthApiError, EthResult};
-use crate::eth::simulate::{overrides, BlockOverridesJson};
+use crate::eth::overrides::{overrides, BlockOverridesJson};
 use crate::handler::EthRpc;
 use alloy_eips::BlockId;
 use alloy_primitives::{Bytes, TxKind, U64};

@@ -19,6 +19,7 @@ pub(crate) mod fees;
 pub(crate) mod filter_registry;
 pub(crate) mod filters;
 pub(crate) mod logs;
+pub(crate) mod overrides;
 pub(crate) mod pubsub;
 pub(crate) mod simulate;
 pub(crate) mod state;

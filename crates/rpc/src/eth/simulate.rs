@@ -10,17 +10,16 @@
 
 use crate::block::{quantity, rpc_block_with_senders};
 use crate::error::{EthApiError, EthResult};
+use crate::eth::overrides::{overrides, BlockOverridesJson};
 use crate::handler::EthRpc;
 use crate::receipt::{log_json, BlockContext};
 use alloy_eips::BlockId;
-use alloy_primitives::{Address, Bytes, B256, U256, U64};
+use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rpc_types_eth::state::StateOverride;
 use alloy_rpc_types_eth::TransactionRequest;
-use ethrex_common::{Header, Withdrawal};
+use ethrex_common::Header;
 use ethrex_storage::history::HistoricalState;
-use ethrex_vm::simulate::{
-    BlockOverrides, SimBlockInput, SimOptions, SimulateError, SimulatedBlock, Simulator,
-};
+use ethrex_vm::simulate::{SimBlockInput, SimOptions, SimulateError, SimulatedBlock, Simulator};
 use ethrex_vm::AccountChange;
 use jsonrpsee::proc_macros::rpc;
 use jsonrpsee::types::ErrorObjectOwned;
@@ -56,23 +55,6 @@ struct SimBlockJson {
     calls: Vec<TransactionRequest>,
 }
 
-/// A block's overrides, with geth's keys (unknown ones refused).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[derive(Default)]
-pub(crate) struct BlockOverridesJson {
-    pub(crate) number: Option<U256>,
-    pub(crate) difficulty: Option<U256>,
-    pub(crate) time: Option<U64>,
-    pub(crate) gas_limit: Option<U64>,
-    pub(crate) fee_recipient: Option<Address>,
-    pub(crate) prev_randao: Option<B256>,
-    pub(crate) base_fee_per_gas: Option<U256>,
-    pub(crate) blob_base_fee: Option<U256>,
-    pub(crate) beacon_root: Option<B256>,
-    pub(crate) withdrawals: Option<Vec<Withdrawal>>,
-}
-
 /// `eth_simulateV1`.
 #[rpc(server, namespace = "eth")]
 pub trait EthSimulateApi {
@@ -83,32 +65,6 @@ pub trait EthSimulateApi {
         payload: SimulatePayload,
         block: Option<BlockId>,
     ) -> Result<Vec<Value>, ErrorObjectOwned>;
-}
-
-fn too_large(what: &str) -> EthApiError {
-    EthApiError::InvalidParams(format!("{what} does not fit in 64 bits"))
-}
-
-pub(crate) fn overrides(json: Option<BlockOverridesJson>) -> EthResult<BlockOverrides> {
-    let Some(o) = json else { return Ok(BlockOverrides::default()) };
-    let u64_of = |v: Option<U256>, what: &str| {
-        v.map(|v| u64::try_from(v).map_err(|_| too_large(what))).transpose()
-    };
-    Ok(BlockOverrides {
-        number: u64_of(o.number, "block number")?,
-        difficulty: o.difficulty,
-        time: o.time.map(|t| t.to()),
-        gas_limit: o.gas_limit.map(|g| g.to()),
-        fee_recipient: o.fee_recipient,
-        prev_randao: o.prev_randao,
-        base_fee: u64_of(o.base_fee_per_gas, "base fee")?,
-        blob_base_fee: o
-            .blob_base_fee
-            .map(|f| u128::try_from(f).map_err(|_| too_large("blob base fee")))
-            .transpose()?,
-        beacon_root: o.beacon_root,
-        withdrawals: o.withdrawals,
-    })
 }
 
 fn simulate_error(e: SimulateError) -> ErrorObjectOwned {
