@@ -233,19 +233,8 @@ impl<'a> Caller<'a> {
         input: &CallInput,
         gas_limit: u64,
     ) -> Result<(BlockEnv, CfgEnv, TxEnv), CallError> {
-        if input.gas_price.is_some()
-            && (input.max_fee_per_gas.is_some() || input.max_priority_fee_per_gas.is_some())
-        {
-            return Err(CallError::InvalidInput(
-                "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified".into(),
-            ));
-        }
         let chain_id = self.config.chain_id();
-        if let Some(asked) = input.chain_id.filter(|id| *id != chain_id) {
-            return Err(CallError::InvalidInput(format!(
-                "chainId does not match node's (have={asked}, want={chain_id})"
-            )));
-        }
+        check_call_fields(input, chain_id, false).map_err(CallError::InvalidInput)?;
         let mut block = block_env(self.config, self.header, self.fork);
         self.override_block(&mut block);
         let mut cfg = cfg_env(self.config, self.header, self.fork);
@@ -500,6 +489,33 @@ impl<'a> Caller<'a> {
         }
         Err(CallError::AccessListUnsettled(MAX_ACCESS_LIST_ROUNDS))
     }
+}
+
+/// geth's checks of a call's fields before it runs (its `CallDefaults`), in its order:
+/// legacy and EIP-1559 prices together, then (with `creations`, as `eth_simulateV1` asks)
+/// a blob or set-code transaction without a recipient, then a chain id not the node's.
+pub(crate) fn check_call_fields(
+    input: &CallInput,
+    chain_id: u64,
+    creations: bool,
+) -> Result<(), String> {
+    if input.gas_price.is_some()
+        && (input.max_fee_per_gas.is_some() || input.max_priority_fee_per_gas.is_some())
+    {
+        return Err("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified".into());
+    }
+    if creations && input.to.is_none() {
+        if input.blob_versioned_hashes.is_some() {
+            return Err("blob transaction of type create".into());
+        }
+        if input.authorization_list.is_some() {
+            return Err("set code transaction of type create".into());
+        }
+    }
+    if let Some(asked) = input.chain_id.filter(|id| *id != chain_id) {
+        return Err(format!("chainId does not match node's (have={asked}, want={chain_id})"));
+    }
+    Ok(())
 }
 
 /// The transaction `input` stands for as revm runs it, with `gas_limit` (geth's

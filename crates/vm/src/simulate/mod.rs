@@ -21,7 +21,7 @@ mod transfers;
 pub use overrides::{apply_state_overrides, OverrideError, PrecompileSet};
 pub use transfers::{IndexedLog, TRANSFER_LOG_ADDRESS, TRANSFER_TOPIC};
 
-use crate::call::{call_tx_env, rejection_message, CallInput};
+use crate::call::{call_tx_env, check_call_fields, rejection_message, CallInput};
 use crate::db::{StateSource, StoreDb};
 use crate::env::{block_env, cfg_env, spec_id};
 use crate::error::{DatabaseError, ExecutionError};
@@ -369,7 +369,7 @@ impl<'a> Simulator<'a> {
             let gas_limit = asked.min(*budget);
             let capped = gas_limit < asked;
             call.gas = Some(gas_limit);
-            check_call(&call, chain_id)?;
+            check_call_fields(&call, chain_id, true).map_err(SimulateError::Call)?;
             if validate {
                 // geth checks the nonce first; revm checks fees before it.
                 check_nonce(from, nonce, sender.nonce, gas_limit)?;
@@ -480,31 +480,6 @@ fn check_nonce(from: Address, nonce: u64, state: u64, gas: u64) -> Result<(), Si
         return Ok(());
     };
     Err(SimulateError::Transaction { code, message: format!("err: {reason} (supplied gas {gas})") })
-}
-
-/// geth's checks of a call's fields before it runs (its `CallDefaults`).
-fn check_call(call: &CallInput, chain_id: u64) -> Result<(), SimulateError> {
-    if call.gas_price.is_some()
-        && (call.max_fee_per_gas.is_some() || call.max_priority_fee_per_gas.is_some())
-    {
-        return Err(SimulateError::Call(
-            "both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified".into(),
-        ));
-    }
-    if call.to.is_none() {
-        if call.blob_versioned_hashes.is_some() {
-            return Err(SimulateError::Call("blob transaction of type create".into()));
-        }
-        if call.authorization_list.is_some() {
-            return Err(SimulateError::Call("set code transaction of type create".into()));
-        }
-    }
-    if let Some(asked) = call.chain_id.filter(|id| *id != chain_id) {
-        return Err(SimulateError::Call(format!(
-            "chainId does not match node's (have={asked}, want={chain_id})"
-        )));
-    }
-    Ok(())
 }
 
 /// A call's return data and, if it failed, how the result reports it.
