@@ -442,7 +442,8 @@ def more_requests(geth_url, tag):
     traces (struct logger, call, prestate and its diff mode, 4byte); each of
     its transactions by hash and by index, with its receipt and raw form; and for the
     accounts it touched (miner, senders, recipients), balance, nonce and code after the
-    block and after its parent (historical state); for `latest` also proofs of those
+    block and after its parent, and their proofs (three slots) after the block
+    (historical state); for `latest` also proofs of those
     accounts and three slots, eth_config, eth_feeHistory, the next block's fees and calls
     with overrides (`override_requests`)."""
     _, block = result_of(call(geth_url, "eth_getBlockByNumber", [tag, True]))
@@ -482,6 +483,10 @@ def more_requests(geth_url, tag):
         out += override_requests()
     at = [number] + ([hex(int(number, 16) - 1)] if int(number, 16) > 0 else [])
     for account in sorted(accounts):
+        if tag != "latest":
+            # After an older block: its tries are rebuilt from the change sets.
+            out += [(f"proof {account[:10]} @{number}", "eth_getProof",
+                     [account, ["0x0", "0x1", "0x" + "00" * 31 + "02"], number])]
         for n in at:
             out += [(f"balance {account[:10]} @{n}", "eth_getBalance", [account, n]),
                     (f"nonce {account[:10]} @{n}", "eth_getTransactionCount", [account, n]),

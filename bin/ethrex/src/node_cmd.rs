@@ -198,6 +198,14 @@ pub(crate) struct NodeArgs {
     /// The WebSocket port (default 8546; implies --ws).
     #[arg(long = "ws.port")]
     pub(crate) ws_port: Option<u16>,
+    /// The gas an eth_call, eth_estimateGas or debug_traceCall may use, and all the
+    /// calls of one eth_simulateV1 together (geth's --rpc.gascap).
+    #[arg(long = "rpc.gascap", default_value_t = ethrex_vm::call::DEFAULT_GAS_CAP)]
+    pub(crate) rpc_gascap: u64,
+    /// How long those requests may run the EVM, in Go's notation ("5s", "500ms"; "0": no
+    /// limit; geth's --rpc.evmtimeout). Traces take their tracer option "timeout".
+    #[arg(long = "rpc.evmtimeout", default_value = "5s", value_parser = evm_timeout)]
+    pub(crate) rpc_evmtimeout: std::time::Duration,
     /// Serve Prometheus metrics on this port.
     #[arg(long = "metrics.port")]
     pub(crate) metrics_port: Option<u16>,
@@ -327,7 +335,8 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
         let ws = (args.ws || args.ws_addr.is_some() || args.ws_port.is_some()).then(|| {
             SocketAddr::new(args.ws_addr.unwrap_or([127, 0, 0, 1].into()), args.ws_port.unwrap_or(8546))
         });
-        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http, ws).await?;
+        let limits = ethrex_rpc::RpcLimits { gas_cap: args.rpc_gascap, evm_timeout: args.rpc_evmtimeout };
+        let servers = ethrex_rpc::server::start(node.clone(), auth, secret, http, ws, limits).await?;
         tracing::info!(engine = %servers.auth_addr, http = ?servers.http.as_ref().map(|h| h.1), ws = ?servers.ws.as_ref().map(|h| h.1), jwt = %secret_path.display(), "node started");
         if args.dev {
             let recipient = crate::dev::accounts()?[0];
@@ -532,4 +541,9 @@ pub(crate) fn run_verify_db(args: VerifyDbArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// `--rpc.evmtimeout` in Go's notation, as geth reads it.
+fn evm_timeout(text: &str) -> Result<std::time::Duration, String> {
+    ethrex_vm::deadline::parse_go_duration(text)
 }

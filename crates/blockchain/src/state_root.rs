@@ -175,6 +175,20 @@ pub fn compute_state_root(
     Ok(state_update(store, store, parent_root, changes, codes, KeptLevels::Leave)?.0)
 }
 
+/// The state root `changes` give on top of the state at `parent_root` and the trie nodes
+/// that state has and the store's do not, for a state that is read rather than committed
+/// (an older block's, rebuilt on the head's tries for its proofs). As
+/// `compute_state_root`, the kept levels stay where they are.
+pub fn compute_state_update_detached(
+    store: &Store,
+    parent_root: B256,
+    changes: &[AccountChange],
+) -> Result<(B256, StateUpdate), BlockError> {
+    let (root, update, _) =
+        state_update(store, store, parent_root, changes, Vec::new(), KeptLevels::Leave)?;
+    Ok((root, update))
+}
+
 /// As `compute_state_update`, reading pre-block slot values from `pre` (which must hold
 /// the same state as the store's flat tables).
 pub fn compute_state_update_with(

@@ -6,6 +6,28 @@
 use crate::eth::filter_registry::SharedFilters;
 use crate::node::Node;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// The bounds on the EVM work one request may ask for (geth's `--rpc.gascap` and
+/// `--rpc.evmtimeout`).
+#[derive(Debug, Clone, Copy)]
+pub struct RpcLimits {
+    /// The gas a call may use (`eth_call`, `eth_estimateGas`, `eth_createAccessList`,
+    /// `debug_traceCall`), and all the calls of one `eth_simulateV1` together.
+    pub gas_cap: u64,
+    /// How long those requests' EVM work may take (zero: no limit). Traces have their
+    /// own limit, the tracer option `timeout` (geth's 5 s by default).
+    pub evm_timeout: Duration,
+}
+
+impl Default for RpcLimits {
+    fn default() -> Self {
+        Self {
+            gas_cap: ethrex_vm::call::DEFAULT_GAS_CAP,
+            evm_timeout: ethrex_vm::deadline::DEFAULT_EVM_TIMEOUT,
+        }
+    }
+}
 
 /// The public methods' shared state.
 #[derive(Clone)]
@@ -13,12 +35,19 @@ pub(crate) struct EthRpc {
     pub(crate) node: Arc<Node>,
     /// The polling filters installed through this server.
     pub(crate) filters: SharedFilters,
+    /// The bounds on calls, estimates and simulations.
+    pub(crate) limits: RpcLimits,
 }
 
 impl EthRpc {
-    /// Methods over `node`, with no filter installed.
-    pub(crate) fn new(node: Arc<Node>) -> Self {
-        Self { node, filters: Default::default() }
+    /// Methods over `node` within `limits`, with no filter installed.
+    pub(crate) fn new(node: Arc<Node>, limits: RpcLimits) -> Self {
+        Self { node, filters: Default::default(), limits }
+    }
+
+    /// The deadline of a call, estimate or simulation starting now.
+    pub(crate) fn deadline(&self) -> ethrex_vm::deadline::Deadline {
+        ethrex_vm::deadline::Deadline::after(self.limits.evm_timeout)
     }
 
     /// The shared node state.

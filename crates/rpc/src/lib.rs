@@ -18,3 +18,4 @@ mod txpool;
 
 /// The node state the servers share (the engine crate's).
 pub use ethrex_engine::{node, Node};
+pub use handler::RpcLimits;

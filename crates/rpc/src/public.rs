@@ -15,15 +15,16 @@ use crate::eth::pubsub::EthPubSubApiServer;
 use crate::eth::simulate::EthSimulateApiServer;
 use crate::eth::state::EthStateApiServer;
 use crate::eth::transactions::EthTransactionsApiServer;
-use crate::handler::EthRpc;
+use crate::handler::{EthRpc, RpcLimits};
 use crate::node::Node;
 use crate::testing::TestingApiServer;
 use jsonrpsee::RpcModule;
 use std::sync::Arc;
 
-/// The `eth_`, `debug_`, `txpool_`, `testing_`, `net_` and `web3_` methods over `node`.
-pub(crate) fn module(node: Arc<Node>) -> RpcModule<()> {
-    let rpc = EthRpc::new(node);
+/// The `eth_`, `debug_`, `txpool_`, `testing_`, `net_` and `web3_` methods over `node`,
+/// calls within `limits`.
+pub(crate) fn module(node: Arc<Node>, limits: RpcLimits) -> RpcModule<()> {
+    let rpc = EthRpc::new(node, limits);
     let mut module = RpcModule::new(());
     let parts = [
         EthApiServer::into_rpc(rpc.clone()),

@@ -1,9 +1,10 @@
 //! Starting the servers. The auth server rejects requests without a valid JWT with HTTP
 //! 401 before they reach JSON-RPC handling.
 
+use crate::handler::RpcLimits;
 use crate::jwt::JwtSecret;
 use crate::node::Node;
-use jsonrpsee::server::{Server, ServerConfig, ServerHandle};
+use jsonrpsee::server::{BatchRequestConfig, Server, ServerConfig, ServerHandle};
 use jsonrpsee::RpcModule;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,10 +18,27 @@ const HTTP_MAX_BODY: u32 = 10 * 1024 * 1024;
 /// A block's receipts can be tens of MiB (the execution-apis chain has a block whose
 /// receipts take 21 MiB); geth sets no limit on a single answer, this is a generous bound.
 const HTTP_MAX_RESPONSE: u32 = 128 * 1024 * 1024;
+/// The most calls one batch may hold (geth's `--rpc.batch-request-limit`); a larger batch
+/// is answered with one error (-32010) and none of its calls run.
+const BATCH_LIMIT: u32 = 1_000;
 /// How long a request's body may take to arrive once its headers have: a client that
 /// sends headers and then stalls would otherwise hold one of the server's request slots
 /// (100 at most) for as long as it likes. Real payloads (a few MiB) arrive far sooner.
 const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Subscription ids as geth writes them, `0x` and 32 hex digits of randomness: clients
+/// (web3.py among them) take an id for a string, and fail on jsonrpsee's default
+/// integers.
+#[derive(Debug)]
+struct HexSubscriptionIds;
+
+impl jsonrpsee::core::traits::IdProvider for HexSubscriptionIds {
+    fn next_id(&self) -> jsonrpsee::types::SubscriptionId<'static> {
+        let bytes: [u8; 16] = rand::random();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        jsonrpsee::types::SubscriptionId::Str(format!("0x{hex}").into())
+    }
+}
 
 /// The servers [`start`] launched; [`serve`] runs them until shutdown.
 pub struct RunningServers {
@@ -56,7 +74,8 @@ impl Drop for EngineRuntime {
 }
 
 /// Binds and starts the Engine API server on `auth_addr` (requests without a valid JWT
-/// signed with `secret` get HTTP 401) and, with `http_addr`, the public `eth_` server.
+/// signed with `secret` get HTTP 401) and, with `http_addr`, the public `eth_` server;
+/// both serve calls within `limits`.
 /// Port 0 binds any free port; the actual addresses are in the result.
 ///
 /// # Errors
@@ -68,8 +87,9 @@ pub async fn start(
     secret: JwtSecret,
     http_addr: Option<SocketAddr>,
     ws_addr: Option<SocketAddr>,
+    limits: RpcLimits,
 ) -> Result<RunningServers, ServerError> {
-    let engine = auth_methods(node.clone())?;
+    let engine = auth_module(node.clone(), limits)?;
     let engine_runtime = EngineRuntime(Some(
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -86,11 +106,11 @@ pub async fn start(
 
     let http = match http_addr {
         None => None,
-        Some(addr) => Some(start_public(node.clone(), addr, "HTTP API", false).await?),
+        Some(addr) => Some(start_public(node.clone(), addr, "HTTP API", false, limits).await?),
     };
     let ws = match ws_addr {
         None => None,
-        Some(addr) => Some(start_public(node, addr, "WebSocket API", true).await?),
+        Some(addr) => Some(start_public(node, addr, "WebSocket API", true, limits).await?),
     };
     Ok(RunningServers { auth, auth_addr, http, ws, engine_runtime })
 }
@@ -102,10 +122,13 @@ async fn start_public(
     addr: SocketAddr,
     what: &'static str,
     ws_only: bool,
+    limits: RpcLimits,
 ) -> Result<(ServerHandle, SocketAddr), ServerError> {
     let mut config = ServerConfig::builder()
         .max_request_body_size(HTTP_MAX_BODY)
-        .max_response_body_size(HTTP_MAX_RESPONSE);
+        .max_response_body_size(HTTP_MAX_RESPONSE)
+        .set_batch_request_config(BatchRequestConfig::Limit(BATCH_LIMIT));
+    config = config.set_id_provider(HexSubscriptionIds);
     if ws_only {
         config = config.ws_only();
     }
@@ -122,7 +145,7 @@ async fn start_public(
         .await
         .map_err(|e| ServerError::Bind { what, addr, reason: e.to_string() })?;
     let local = server.local_addr().map_err(|e| ServerError::Setup(e.to_string()))?;
-    let mut module = crate::public::module(node.clone());
+    let mut module = crate::public::module(node.clone(), limits);
     module.merge(crate::admin::module(node)).map_err(|e| ServerError::Setup(e.to_string()))?;
     Ok((server.start(module), local))
 }
@@ -158,6 +181,7 @@ async fn start_auth(
     let auth_config = ServerConfig::builder()
         .max_request_body_size(ENGINE_MAX_BODY)
         .max_response_body_size(ENGINE_MAX_BODY)
+        .set_batch_request_config(BatchRequestConfig::Limit(BATCH_LIMIT))
         .build();
     let auth_server = Server::builder()
         .set_config(auth_config)
@@ -189,11 +213,18 @@ async fn start_auth(
 /// # Errors
 /// [`ServerError::Setup`] when two modules define the same method.
 pub fn auth_methods(node: Arc<Node>) -> Result<RpcModule<()>, ServerError> {
+    auth_module(node, RpcLimits::default())
+}
+
+/// [`auth_methods`], calls within `limits`.
+fn auth_module(node: Arc<Node>, limits: RpcLimits) -> Result<RpcModule<()>, ServerError> {
     let mut methods = RpcModule::new(());
     methods
         .merge(crate::engine::module(node.clone()))
         .map_err(|e| ServerError::Setup(e.to_string()))?;
-    methods.merge(crate::public::module(node)).map_err(|e| ServerError::Setup(e.to_string()))?;
+    methods
+        .merge(crate::public::module(node, limits))
+        .map_err(|e| ServerError::Setup(e.to_string()))?;
     Ok(methods)
 }
 

@@ -15,7 +15,7 @@ use ethrex_blockchain::{Blockchain, PayloadAttributes};
 use ethrex_common::{BlockWithBal, ChainConfig, Fork, Header};
 use ethrex_rpc::jwt::JwtSecret;
 use ethrex_rpc::server::{start, RunningServers};
-use ethrex_rpc::Node;
+use ethrex_rpc::{Node, RpcLimits};
 use ethrex_storage::backend::{Entries, KvBackend, SortedWrites, Table};
 use ethrex_storage::{DbKind, Store, StoreError};
 use serde_json::{json, Value};
@@ -117,6 +117,10 @@ fn start_node() -> Running {
 }
 
 fn start_node_with(node: Node) -> Running {
+    start_node_limited(node, RpcLimits::default())
+}
+
+fn start_node_limited(node: Node, limits: RpcLimits) -> Running {
     let genesis_hash = node.chain.store.genesis_hash().unwrap().unwrap();
     let node = Arc::new(node);
     let secret = JwtSecret::from_hex(&"ab".repeat(32)).unwrap();
@@ -128,6 +132,7 @@ fn start_node_with(node: Node) -> Running {
             secret.clone(),
             Some("127.0.0.1:0".parse().unwrap()),
             None,
+            limits,
         ))
         .unwrap();
     let (auth_addr, http_addr) = (servers.auth_addr, servers.http.as_ref().unwrap().1);
@@ -506,6 +511,10 @@ fn raw(tx: &TxEnvelope) -> String {
 fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool() {
     let node = start_node();
     let sender = key().address();
+    // Pending-transaction filters installed before anything is sent: hashes, and whole
+    // transactions.
+    let hashes = node.eth("eth_newPendingTransactionFilter", json!([]))["result"].clone();
+    let whole = node.eth("eth_newPendingTransactionFilter", json!([true]))["result"].clone();
     let (first, second, gapped) = (transfer(0, 5), transfer(1, 6), transfer(3, 7));
     for tx in [&first, &second, &gapped] {
         let answer = node.eth("eth_sendRawTransaction", json!([raw(tx)]));
@@ -527,6 +536,15 @@ fn transactions_sent_over_rpc_are_built_into_the_next_payload_and_leave_the_pool
     let pending = node.eth("eth_getTransactionByHash", json!([first.tx_hash()]));
     assert_eq!(pending["result"]["blockNumber"], Value::Null, "{pending}");
     assert_eq!(pending["result"]["from"], json!(sender));
+    // The executable two, in order, once; the gapped one is not pending.
+    let changes = node.eth("eth_getFilterChanges", json!([hashes]));
+    assert_eq!(changes["result"], json!([first.tx_hash(), second.tx_hash()]), "{changes}");
+    assert_eq!(node.eth("eth_getFilterChanges", json!([hashes]))["result"], json!([]));
+    let changes = node.eth("eth_getFilterChanges", json!([whole]))["result"].clone();
+    assert_eq!(changes[0], pending["result"], "{changes}");
+    assert_eq!(changes[1]["hash"], json!(second.tx_hash()), "{changes}");
+    let logs = node.eth("eth_getFilterLogs", json!([hashes]));
+    assert_eq!(logs["error"]["message"], "filter is not a log filter", "{logs}");
 
     // A block filter installed now reports the block built below, once.
     let filter = node.eth("eth_newBlockFilter", json!([]))["result"].clone();
@@ -1157,11 +1175,117 @@ fn a_failed_disk_write_stops_the_node_and_the_database_reopens_at_a_prefix() {
     assert!(matches!(err, ethrex_rpc::server::ServerError::Persistence(_)), "{err}");
     assert!(err.to_string().contains("No space left on device"), "{err}");
 
-    // Reopened, the database ends at the last block written, consistent.
+    // Reopened, the database ends at the last block written, consistent. The database
+    // is closed when the last holder of the node lets go: a handler still finishing on a
+    // loaded machine may hold it a while (waited for, not timed; 60 s is a deadlock guard).
+    let waited = std::time::Instant::now();
+    while Arc::strong_count(&node.node) > 1 {
+        assert!(waited.elapsed() < Duration::from_secs(60), "the node is still held");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     drop(node);
     drop(backend);
     let store = Store::open(DbKind::Rocksdb, Some(dir.path())).unwrap();
     assert_eq!(store.head().unwrap(), Some(blocks[1].hash()));
     let root = ethrex_blockchain::state_root::verify_head_state(&store).unwrap();
     assert_eq!(root, blocks[1].block.header.state_root);
+}
+
+/// Runtime code that jumps back to its start forever: only gas or time stops it.
+const FOREVER: &str = "0x5b600056";
+
+#[test]
+fn calls_past_the_evm_timeout_are_aborted_and_the_node_keeps_serving() {
+    let limits = RpcLimits { evm_timeout: Duration::from_millis(1), ..RpcLimits::default() };
+    let node = start_node_limited(Node::new(new_chain()), limits);
+    let looping = json!({RECIPIENT.to_string(): {"code": FOREVER}});
+    let request = json!({"to": RECIPIENT});
+    // 50M gas of a three-instruction loop is millions of steps: far more than 1 ms.
+    let v = node.eth("eth_call", json!([request, "latest", looping]));
+    assert_eq!(v["error"]["message"], "execution aborted (timeout = 1ms)", "{v}");
+    assert_eq!(v["error"]["code"], -32000, "{v}");
+    let v = node.eth("eth_estimateGas", json!([request, "latest", looping]));
+    assert_eq!(v["error"]["message"], "execution aborted (timeout = 1ms)", "{v}");
+    let calls = json!([{"stateOverrides": looping, "calls": [{"to": RECIPIENT}]}]);
+    let v = node.eth("eth_simulateV1", json!([{"blockStateCalls": calls}, "latest"]));
+    assert_eq!(v["error"]["message"], "execution aborted (timeout = 1ms)", "{v}");
+    // A trace has its own limit, the tracer option.
+    let traced = |opts: Value| {
+        let mut opts = opts;
+        opts["stateOverrides"] = looping.clone();
+        node.eth("debug_traceCall", json!([request, "latest", opts]))
+    };
+    let v = traced(json!({"tracer": "callTracer", "timeout": "1ms"}));
+    assert_eq!(v["error"]["message"], "execution timeout", "{v}");
+    let v = traced(json!({"timeout": "soon"}));
+    assert_eq!(v["error"]["message"], "invalid tracer config: time: invalid duration \"soon\"");
+    // Within the default 5 s the same loop ends by running out of gas.
+    let v = traced(json!({"tracer": "callTracer"}));
+    assert_eq!(v["result"]["error"], "out of gas", "{v}");
+    assert_eq!(node.eth("eth_chainId", json!([]))["result"], "0x1");
+}
+
+#[test]
+fn batches_over_the_limit_are_refused_whole() {
+    let node = start_node();
+    let batch = |n: usize| {
+        let calls: Vec<Value> = (0..n)
+            .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "eth_chainId", "params": []}))
+            .collect();
+        let (code, body) = post(node.http_addr, json!(calls).to_string().as_bytes(), None);
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str::<Value>(&body).unwrap()
+    };
+    let answers = batch(1_000);
+    assert_eq!(answers.as_array().map(Vec::len), Some(1_000));
+    assert!(answers.as_array().unwrap().iter().all(|a| a["result"] == "0x1"));
+    let refused = batch(1_001);
+    assert_eq!(refused["error"]["code"], -32010, "{refused}");
+    assert_eq!(node.eth("eth_chainId", json!([]))["result"], "0x1");
+}
+
+#[test]
+fn proofs_after_older_blocks_verify_against_their_state_roots() {
+    use alloy_trie::{proof::verify_proof, Nibbles};
+    let node = start_node();
+    // Three blocks, each paying RECIPIENT; then a proof after each, checked by
+    // alloy-trie's verifier against that block's state root and the balance then.
+    let builder = new_chain();
+    let mut roots = vec![];
+    for (i, value) in [1000u64, 2000, 3000].into_iter().enumerate() {
+        let b = builder
+            .build_block(&attributes(12 * (i as u64 + 1)), vec![transfer(i as u64, value)])
+            .unwrap();
+        builder.import_block(b.clone()).unwrap();
+        assert_eq!(node.new_payload(&b), "VALID");
+        assert_eq!(node.fork_choice(b.hash()), "VALID");
+        roots.push((b.block.header.number, b.block.header.state_root));
+    }
+    for (number, root) in roots {
+        for address in [RECIPIENT, key().address(), Address::repeat_byte(0x77)] {
+            let at = format!("{number:#x}");
+            let v = node.eth("eth_getProof", json!([address, ["0x0"], at]));
+            let p = &v["result"];
+            let nodes: Vec<Bytes> = serde_json::from_value(p["accountProof"].clone())
+                .unwrap_or_else(|e| panic!("{e}: {v}"));
+            let balance: U256 = serde_json::from_value(p["balance"].clone()).unwrap();
+            assert_eq!(p["balance"], node.eth("eth_getBalance", json!([address, at]))["result"]);
+            let exists = !balance.is_zero() || p["nonce"] != "0x0";
+            let expected = exists.then(|| {
+                alloy_rlp::encode(ethrex_common::AccountState {
+                    nonce: u64::from_str_radix(&p["nonce"].as_str().unwrap()[2..], 16).unwrap(),
+                    balance,
+                    storage_root: serde_json::from_value(p["storageHash"].clone()).unwrap(),
+                    code_hash: serde_json::from_value(p["codeHash"].clone()).unwrap(),
+                })
+            });
+            verify_proof(
+                root,
+                Nibbles::unpack(alloy_primitives::keccak256(address)),
+                expected,
+                &nodes,
+            )
+            .unwrap_or_else(|e| panic!("block {number}, {address}: {e:?}"));
+        }
+    }
 }

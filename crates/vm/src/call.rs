@@ -18,6 +18,7 @@
 //!   no longer changes (the list changes what the call costs).
 
 use crate::db::{StateSource, StoreDb, StoreDbError};
+use crate::deadline::Deadline;
 use crate::env::{block_env, cfg_env, spec_id};
 use crate::simulate::{apply_state_overrides, BlockOverrides, OverrideError, PrecompileSet};
 use alloy_eips::eip2930::AccessList;
@@ -30,7 +31,7 @@ use revm::context::{BlockEnv, CfgEnv, TxEnv};
 use revm::context_interface::either::Either;
 use revm::database::{CacheDB, WrapDatabaseRef};
 use revm::database_interface::DatabaseRef;
-use revm::{Context, ExecuteEvm, InspectEvm, MainBuilder, MainContext};
+use revm::{Context, InspectEvm, MainBuilder, MainContext};
 use revm_inspectors::access_list::AccessListInspector;
 
 /// The gas a call may use unless the node is configured otherwise (geth's `--rpc.gascap`).
@@ -131,6 +132,9 @@ pub enum CallError {
     /// The call ran but could not be traced (an unsupported tracer, a bad config).
     #[error("{0}")]
     Trace(String),
+    /// The request's EVM work passed its time limit (geth's words).
+    #[error("execution aborted (timeout = {})", crate::deadline::go_duration(*.0))]
+    Timeout(std::time::Duration),
 }
 
 /// Why an estimate failed: the call itself failed (its outcome), or it could not run.
@@ -160,6 +164,8 @@ pub struct Caller<'a> {
     block_overrides: BlockOverrides,
     fork: Fork,
     gas_cap: u64,
+    /// When the request's EVM work must stop (every run of an estimate shares it).
+    deadline: Deadline,
 }
 
 impl<'a> Caller<'a> {
@@ -183,7 +189,23 @@ impl<'a> Caller<'a> {
             block_overrides: BlockOverrides::default(),
             fork,
             gas_cap,
+            deadline: Deadline::default(),
         }
+    }
+
+    /// The same caller with its EVM work bounded by `deadline` instead of geth's default
+    /// (5 s from creation).
+    pub fn with_deadline(mut self, deadline: Deadline) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// [`CallError::Timeout`] once the deadline has passed.
+    fn timed_out<T>(&self, hit: bool, result: T) -> Result<T, CallError> {
+        if hit || self.deadline.passed() {
+            return Err(CallError::Timeout(self.deadline.limit()));
+        }
+        Ok(result)
     }
 
     /// The same caller with `state` applied to the state the calls run on and `block`'s
@@ -307,10 +329,10 @@ impl<'a> Caller<'a> {
             .with_block(block)
             .with_cfg(cfg)
             .with_db(CacheDB::new(WrapDatabaseRef(&self.db)))
-            .build_mainnet()
+            .build_mainnet_with_inspector(self.deadline.inspector())
             .with_precompiles(self.precompiles.clone());
-        let result = evm.transact(tx).map_err(rejected)?;
-        Ok(outcome(result.result))
+        let result = evm.inspect_tx(tx).map_err(rejected)?;
+        self.timed_out(evm.inspector.hit(), outcome(result.result))
     }
 
     /// `eth_call`: the call's outcome with its gas (default: the cap).
@@ -351,8 +373,11 @@ impl<'a> Caller<'a> {
         let evm_config = crate::evm::EvmConfig::from_parts(block, cfg, self.fork);
         let mut state =
             revm::database::State::builder().with_database(WrapDatabaseRef(&self.db)).build();
-        let trace = crate::trace::trace_env(&mut state, &evm_config, tx, opts)
-            .map_err(|e| CallError::Trace(e.to_string()))?;
+        let trace_error = |e: crate::trace::TraceError| CallError::Trace(e.to_string());
+        // The tracer's own limit (its `timeout` option), as geth bounds traced calls.
+        let deadline = Deadline::after(crate::trace::tracer_timeout(opts).map_err(trace_error)?);
+        let trace = crate::trace::trace_env(&mut state, &evm_config, tx, opts, deadline)
+            .map_err(trace_error)?;
         Ok((trace, gas))
     }
 
@@ -471,10 +496,15 @@ impl<'a> Caller<'a> {
                 .with_block(block)
                 .with_cfg(cfg)
                 .with_db(CacheDB::new(WrapDatabaseRef(&self.db)))
-                .build_mainnet_with_inspector(AccessListInspector::new(list.clone()))
+                .build_mainnet_with_inspector((
+                    AccessListInspector::new(list.clone()),
+                    self.deadline.inspector(),
+                ))
                 .with_precompiles(self.precompiles.clone());
             let result = evm.inspect_tx(tx).map_err(rejected)?;
-            let next = evm.inspector.into_access_list();
+            let (lister, deadline) = evm.inspector;
+            let result = self.timed_out(deadline.hit(), result)?;
+            let next = lister.into_access_list();
             if next == list {
                 let result = outcome(result.result);
                 let gas_used = match &result {

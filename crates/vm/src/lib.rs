@@ -12,6 +12,7 @@ mod batch;
 mod cache;
 pub mod call;
 mod db;
+pub mod deadline;
 mod env;
 pub mod error;
 mod evm;

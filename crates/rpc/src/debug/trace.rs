@@ -70,7 +70,7 @@ impl EthRpc {
         block: &Block,
         wanted: impl Fn(usize) -> bool,
         opts: &GethDebugTracingOptions,
-    ) -> EthResult<Vec<Value>> {
+    ) -> EthResult<Vec<Result<Value, ethrex_vm::trace::TraceError>>> {
         if block.header.number == 0 {
             return Err(EthApiError::Trace("genesis is not traceable".into()));
         }
@@ -90,20 +90,21 @@ impl EthRpc {
             ethrex_vm::trace::trace_block(db, block, &senders, &chain.config, &wanted, opts)
                 .map_err(|e| EthApiError::Trace(e.to_string()))?;
         let indices = (0..block.body.transactions.len()).filter(|i| wanted(*i));
-        let shaped = traces
+        traces
             .into_iter()
             .zip(indices)
             .map(|(trace, i)| {
+                let Ok(trace) = trace else { return Ok(trace.map(|_| Value::Null)) };
                 let mut value = serde_json::to_value(trace)
                     .map_err(|e| EthApiError::Internal(e.to_string()))?;
                 geth_shape(&mut value, opts, block.body.transactions[i].gas_limit());
-                Ok(value)
+                Ok(Ok(value))
             })
-            .collect::<EthResult<Vec<Value>>>()?;
-        Ok(shaped)
+            .collect()
     }
 
-    /// Every transaction of `block` traced, as `{txHash, result}` pairs.
+    /// Every transaction of `block` traced, as geth's `{txHash, result}` pairs, or
+    /// `{txHash, error}` for one whose trace ran out of time.
     fn trace_all(
         &self,
         block: &Block,
@@ -115,7 +116,10 @@ impl EthRpc {
             .transactions
             .iter()
             .zip(traces)
-            .map(|(tx, trace)| json!({"txHash": tx.tx_hash(), "result": trace}))
+            .map(|(tx, trace)| match trace {
+                Ok(trace) => json!({"txHash": tx.tx_hash(), "result": trace}),
+                Err(e) => json!({"txHash": tx.tx_hash(), "error": e.to_string()}),
+            })
             .collect())
     }
 
@@ -182,7 +186,10 @@ impl DebugTraceApiServer for EthRpc {
             .ok_or_else(|| EthApiError::Trace("transaction not found".into()))?;
         let block = self.stored_block(location.block_hash)?;
         let mut traces = self.trace(&block, |i| i == location.index, &opts.unwrap_or_default())?;
-        traces.pop().ok_or_else(|| EthApiError::Internal("no trace for the transaction".into()))
+        traces
+            .pop()
+            .ok_or_else(|| EthApiError::Internal("no trace for the transaction".into()))?
+            .map_err(|e| EthApiError::Trace(e.to_string()))
     }
 
     fn trace_block_by_number(

@@ -129,8 +129,9 @@ impl EthRpc {
             &header,
             chain.store.clone(),
             Arc::new(state),
-            ethrex_vm::call::DEFAULT_GAS_CAP,
+            self.limits.gas_cap,
         )
+        .with_deadline(self.deadline())
         .with_overrides(state_overrides, block_overrides)
         .map_err(call_error)?;
         f(&caller)

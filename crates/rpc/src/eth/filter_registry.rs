@@ -16,7 +16,16 @@ pub(crate) const FILTER_TIMEOUT: Duration = Duration::from_secs(300);
 /// What a filter watches.
 pub(crate) enum Kind {
     Blocks,
-    Logs { filter: Value },
+    Logs {
+        filter: Value,
+    },
+    /// Transactions the pool admits as executable; `next` is the admission number to
+    /// report from (`Node::admitted_since`).
+    Pending {
+        next: u64,
+        /// Whole transactions (as `eth_getTransactionByHash` gives pooled ones), not hashes.
+        full: bool,
+    },
 }
 
 /// One installed filter.

@@ -1,5 +1,10 @@
-//! Polling filters: `eth_newFilter`, `eth_newBlockFilter`, `eth_getFilterChanges`,
-//! `eth_getFilterLogs`, `eth_uninstallFilter`.
+//! Polling filters: `eth_newFilter`, `eth_newBlockFilter`,
+//! `eth_newPendingTransactionFilter`, `eth_getFilterChanges`, `eth_getFilterLogs`,
+//! `eth_uninstallFilter`.
+//!
+//! A pending-transaction filter reports the hashes the pool admitted as executable since
+//! its last poll (the last `ADMITTED_KEPT` admissions are kept; a filter polled less often
+//! misses the oldest, as geth's does past its own buffer).
 //!
 //! A filter remembers the last canonical block it reported; each poll answers what the
 //! chain added since (block hashes, or the matching logs of those blocks through
@@ -30,6 +35,11 @@ pub trait EthFiltersApi {
     /// `eth_newBlockFilter`: a filter of new canonical blocks; its id.
     #[method(name = "newBlockFilter", blocking)]
     fn new_block_filter(&self) -> EthResult<U256>;
+
+    /// `eth_newPendingTransactionFilter`: a filter of the transactions the pool admits
+    /// (their hashes, or with `true` the transactions); its id.
+    #[method(name = "newPendingTransactionFilter", blocking)]
+    fn new_pending_transaction_filter(&self, full: Option<bool>) -> EthResult<U256>;
 
     /// `eth_getFilterChanges`: what the filter matched since its last poll.
     #[method(name = "getFilterChanges", blocking)]
@@ -66,6 +76,12 @@ impl EthFiltersApiServer for EthRpc {
         self.filters.lock().install(Kind::Blocks, head)
     }
 
+    fn new_pending_transaction_filter(&self, full: Option<bool>) -> EthResult<U256> {
+        let head = self.head_number_now()?;
+        let (_, next) = self.node().admitted_since(u64::MAX);
+        self.filters.lock().install(Kind::Pending { next, full: full.unwrap_or(false) }, head)
+    }
+
     fn filter_changes(&self, id: U256) -> EthResult<Vec<Value>> {
         let id = u64::try_from(id).map_err(|_| not_found())?;
         let head = self.head_number_now()?;
@@ -77,6 +93,22 @@ impl EthFiltersApiServer for EthRpc {
                 return Err(not_found());
             }
             f.polled = Instant::now();
+            if let Kind::Pending { next, full } = &mut f.kind {
+                let (hashes, after) = self.node().admitted_since(*next);
+                *next = after;
+                if !*full {
+                    return Ok(hashes.into_iter().map(|h| json!(h)).collect());
+                }
+                // A transaction already mined or dropped is left out, as geth's pool
+                // lookup leaves it.
+                let pool = &self.node().pool;
+                let base_fee = pool.head().base_fee;
+                return Ok(hashes
+                    .iter()
+                    .filter_map(|h| pool.get(h))
+                    .map(|tx| crate::txpool::pending_json(&tx, base_fee))
+                    .collect());
+            }
             let from = f.last + 1;
             let to = head.min(f.last + MAX_BLOCKS_PER_POLL);
             if from > to {
@@ -84,7 +116,7 @@ impl EthFiltersApiServer for EthRpc {
             }
             f.last = to;
             let kind = match &f.kind {
-                Kind::Blocks => None,
+                Kind::Blocks | Kind::Pending { .. } => None,
                 Kind::Logs { filter } => Some(filter.clone()),
             };
             (kind, (from, to))
@@ -114,7 +146,7 @@ impl EthFiltersApiServer for EthRpc {
             f.polled = Instant::now();
             match &f.kind {
                 Kind::Logs { filter } => filter.clone(),
-                Kind::Blocks => {
+                Kind::Blocks | Kind::Pending { .. } => {
                     return Err(EthApiError::Filter("filter is not a log filter".into()))
                 }
             }

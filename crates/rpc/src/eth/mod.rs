@@ -20,6 +20,7 @@ pub(crate) mod filter_registry;
 pub(crate) mod filters;
 pub(crate) mod logs;
 pub(crate) mod overrides;
+pub(crate) mod proof;
 pub(crate) mod pubsub;
 pub(crate) mod simulate;
 pub(crate) mod state;
@@ -36,6 +37,18 @@ fn internal(e: impl std::fmt::Display) -> ErrorObjectOwned {
 }
 
 impl EthRpc {
+    /// The sync's progress while the node syncs from peers, `None` otherwise
+    /// (`eth_syncing` and the `syncing` subscription).
+    pub(crate) fn sync_info(&self) -> Option<alloy_rpc_types_eth::SyncInfo> {
+        let p = self.node.network.get().and_then(|n| n.sync_progress())?;
+        Some(alloy_rpc_types_eth::SyncInfo {
+            starting_block: U256::from(p.starting),
+            current_block: U256::from(p.current),
+            highest_block: U256::from(p.highest),
+            ..Default::default()
+        })
+    }
+
     /// The head's number (0 before genesis is stored).
     fn head_number(&self) -> RpcResult<u64> {
         Ok(self
@@ -114,15 +127,9 @@ impl EthApiServer for EthRpc {
     }
 
     fn syncing(&self) -> RpcResult<SyncStatus> {
-        let progress = self.node.network.get().and_then(|n| n.sync_progress());
-        Ok(match progress {
+        Ok(match self.sync_info() {
             None => SyncStatus::None,
-            Some(p) => SyncStatus::Info(Box::new(alloy_rpc_types_eth::SyncInfo {
-                starting_block: U256::from(p.starting),
-                current_block: U256::from(p.current),
-                highest_block: U256::from(p.highest),
-                ..Default::default()
-            })),
+            Some(info) => SyncStatus::Info(Box::new(info)),
         })
     }
 

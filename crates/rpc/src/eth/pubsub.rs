@@ -1,7 +1,9 @@
 //! `eth_subscribe` / `eth_unsubscribe` over WebSocket: `newHeads` (each new canonical
 //! block's header), `logs` (the matching logs of each new canonical block, and with
 //! `removed: true` those of the blocks a reorg took out) and `newPendingTransactions`
-//! (the hashes of transactions the pool takes as executable).
+//! (the hashes of transactions the pool takes as executable) and `syncing` (geth's
+//! notifications: `{"syncing": true, "status": {..}}` when a sync from peers starts,
+//! `false` when it ends; nothing while the state stays as it was at subscription).
 //!
 //! Each subscription is a task that looks at the head and the pool's admissions every
 //! [`POLL`]; between two looks it walks from the head it last saw to the new one (at most
@@ -30,7 +32,7 @@ pub(crate) const MAX_WALK: usize = 128;
 #[rpc(server, namespace = "eth")]
 pub trait EthPubSubApi {
     /// Subscribes to `kind` (`newHeads`, `logs` with an optional `{address, topics}`
-    /// filter, `newPendingTransactions`).
+    /// filter, `newPendingTransactions`, `syncing`).
     #[subscription(name = "subscribe" => "subscription", unsubscribe = "unsubscribe", item = Value)]
     async fn subscribe(&self, kind: String, params: Option<Value>) -> SubscriptionResult;
 }
@@ -41,6 +43,7 @@ enum Kind {
     Heads,
     Logs(Box<LogFilter>),
     Pending,
+    Syncing,
 }
 
 /// The canonical blocks a head move from `last` to `new` removed (newest first) and
@@ -97,7 +100,7 @@ impl EthRpc {
                     self.block_logs(hash, filter, &mut out)?;
                 }
             }
-            Kind::Pending => {}
+            Kind::Pending | Kind::Syncing => {}
         }
         Ok(out)
     }
@@ -107,12 +110,26 @@ impl EthRpc {
         let store = self.node().chain.store.clone();
         let mut head = store.head().ok().flatten().unwrap_or_default();
         let mut admitted = self.node().admitted_since(u64::MAX).1;
+        let mut syncing = self.sync_info().is_some();
         loop {
             tokio::time::sleep(POLL).await;
             if sink.is_closed() {
                 return;
             }
             let messages = match &kind {
+                Kind::Syncing => {
+                    let info = self.sync_info();
+                    if info.is_some() == syncing {
+                        continue;
+                    }
+                    syncing = info.is_some();
+                    match info {
+                        Some(status) => {
+                            vec![serde_json::json!({"syncing": true, "status": status})]
+                        }
+                        None => vec![Value::Bool(false)],
+                    }
+                }
                 Kind::Pending => {
                     let (hashes, next) = self.node().admitted_since(admitted);
                     admitted = next;
@@ -184,6 +201,7 @@ impl EthPubSubApiServer for EthRpc {
         let kind = match (kind.as_str(), params) {
             ("newHeads", None) => Kind::Heads,
             ("newPendingTransactions", None) => Kind::Pending,
+            ("syncing", None) => Kind::Syncing,
             ("logs", params) => {
                 let filter = params.unwrap_or_else(|| serde_json::json!({}));
                 match LogFilter::from_json(&filter) {
@@ -196,8 +214,9 @@ impl EthPubSubApiServer for EthRpc {
             }
             (other, _) => {
                 let message = match other {
-                    "newHeads" | "newPendingTransactions" => format!("{other} takes no parameters"),
-                    "syncing" => "the syncing subscription is not supported".into(),
+                    "newHeads" | "newPendingTransactions" | "syncing" => {
+                        format!("{other} takes no parameters")
+                    }
                     _ => format!("no \"{other}\" subscription in eth namespace"),
                 };
                 pending.reject(ErrorObjectOwned::from(EthApiError::InvalidParams(message))).await;

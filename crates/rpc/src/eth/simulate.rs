@@ -73,7 +73,7 @@ fn simulate_error(e: SimulateError) -> ErrorObjectOwned {
 
 /// The base state with the changes since it reverted, as account changes against the
 /// head's state: what the head's trie needs to give the older block's root.
-fn reverted(state: &HistoricalState) -> EthResult<BTreeMap<Address, AccountChange>> {
+pub(crate) fn reverted(state: &HistoricalState) -> EthResult<BTreeMap<Address, AccountChange>> {
     let (accounts, storage) = state.changes_since();
     let mut out: BTreeMap<Address, AccountChange> = BTreeMap::new();
     let touched = accounts.into_iter().chain(storage.iter().map(|(a, _, _)| *a));
@@ -164,10 +164,11 @@ impl EthRpc {
         let options = SimOptions {
             validation: payload.validation,
             trace_transfers: payload.trace_transfers,
-            gas_cap: ethrex_vm::call::DEFAULT_GAS_CAP,
+            gas_cap: self.limits.gas_cap,
         };
         let simulator =
-            Simulator::new(&chain.config, &base, store.clone(), Arc::new(state), &roots, options);
+            Simulator::new(&chain.config, &base, store.clone(), Arc::new(state), &roots, options)
+                .with_deadline(self.deadline());
         let blocks = simulator.run(inputs).map_err(simulate_error)?;
         // The roots were computed on the head's trie: it must not have moved meanwhile.
         let now = chain.store.head_header().map_err(EthApiError::from)?;

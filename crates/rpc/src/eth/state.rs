@@ -22,7 +22,7 @@ pub trait EthStateApi {
         -> EthResult<Value>;
 
     /// `eth_getProof` (EIP-1186): the account and the slots with their Merkle proofs,
-    /// for the head block (the store keeps the head's tries only).
+    /// after a block (default `latest`) within the history window (`eth/proof.rs`).
     #[method(name = "getProof", blocking)]
     fn proof(
         &self,
@@ -55,54 +55,7 @@ impl EthStateApiServer for EthRpc {
             .iter()
             .map(|text| super::storage_key(text).map(|k| (text, k)))
             .collect::<EthResult<Vec<_>>>()?;
-        let store = &self.node().chain.store;
-        let head = store.head()?.ok_or(EthApiError::HeaderNotFound)?;
-        let (hash, header) =
-            self.resolve(block.unwrap_or(BlockId::latest()))?.ok_or(EthApiError::HeaderNotFound)?;
-        if hash != head {
-            return Err(EthApiError::Unsupported(
-                "proofs are served for the head block only: the store keeps the head's tries"
-                    .into(),
-            ));
-        }
-        let trie_error = |e: ethrex_trie::TrieError| EthApiError::Internal(e.to_string());
-        let hashed = alloy_primitives::keccak256(address);
-        let account_proof = ethrex_trie::proof(store, None, header.state_root, hashed.as_slice())
-            .map_err(trie_error)?;
-        let account = store.account(&address)?.unwrap_or_default();
-        let storage_root = if account.storage_root.is_zero() {
-            ethrex_trie::EMPTY_ROOT_HASH
-        } else {
-            account.storage_root
-        };
-        let mut storage_proof = Vec::with_capacity(keys.len());
-        for (text, key) in keys {
-            let slot = B256::from(key);
-            let proof = ethrex_trie::proof(
-                store,
-                Some(&hashed),
-                storage_root,
-                alloy_primitives::keccak256(slot).as_slice(),
-            )
-            .map_err(trie_error)?;
-            let value = store.storage(&address, &key)?;
-            let digits = text.strip_prefix("0x").unwrap_or(text);
-            let shown = if digits.len() == 64 { json!(slot) } else { json!(format!("{key:#x}")) };
-            storage_proof
-                .push(json!({"key": shown, "value": format!("{value:#x}"), "proof": proof}));
-        }
-        if store.head()? != Some(head) {
-            return Err(EthApiError::History(ethrex_storage::history::HistoryError::HeadMoved));
-        }
-        Ok(json!({
-            "address": address,
-            "accountProof": account_proof,
-            "balance": format!("{:#x}", account.balance),
-            "codeHash": if account.code_hash.is_zero() { ethrex_common::KECCAK_EMPTY } else { account.code_hash },
-            "nonce": format!("{:#x}", account.nonce),
-            "storageHash": storage_root,
-            "storageProof": storage_proof,
-        }))
+        self.proof_at(address, keys, block.unwrap_or(BlockId::latest()))
     }
 
     fn storage_values(
@@ -159,8 +112,8 @@ impl EthStateApiServer for EthRpc {
             "logs": all,
             "receipts": all,
             "blocks": all,
-            // Proofs need the block's trie; the store keeps the head's only.
-            "stateproofs": {"disabled": false, "oldestBlock": format!("{:#x}", head.number)},
+            // Proofs of older states are rebuilt from the change sets (`eth/proof.rs`).
+            "stateproofs": state,
         }))
     }
 }

@@ -23,6 +23,7 @@ pub use transfers::{IndexedLog, TRANSFER_LOG_ADDRESS, TRANSFER_TOPIC};
 
 use crate::call::{call_tx_env, check_call_fields, rejection_message, CallInput};
 use crate::db::{StateSource, StoreDb};
+use crate::deadline::Deadline;
 use crate::env::{block_env, cfg_env, spec_id};
 use crate::error::{DatabaseError, ExecutionError};
 use crate::evm::EvmConfig;
@@ -199,6 +200,9 @@ pub enum SimulateError {
     /// The state could not be read.
     #[error("reading state: {0}")]
     State(String),
+    /// The request's EVM work passed its time limit (geth's words).
+    #[error("execution aborted (timeout = {})", crate::deadline::go_duration(*.0))]
+    Timeout(std::time::Duration),
 }
 
 impl SimulateError {
@@ -213,7 +217,7 @@ impl SimulateError {
             Self::Transaction { code, .. } => *code,
             Self::Override(OverrideError::State(_)) | Self::State(_) => -32603,
             Self::Override(_) | Self::Call(_) | Self::GasCapExhausted { .. } => -32000,
-            Self::Execution(_) => -32603,
+            Self::Execution(_) | Self::Timeout(_) => -32603,
         }
     }
 }
@@ -230,6 +234,8 @@ pub struct Simulator<'a> {
     db: StoreDb,
     roots: IntermediateRoot<'a>,
     options: SimOptions,
+    /// When the request's EVM work must stop (all its blocks share it).
+    deadline: Deadline,
 }
 
 /// The database the blocks run on: the base state, with revm's cache of everything
@@ -248,7 +254,14 @@ impl<'a> Simulator<'a> {
         options: SimOptions,
     ) -> Self {
         let db = StoreDb::new(store, base.hash_slow(), base.number).with_source(Some(source));
-        Self { config, base, db, roots, options }
+        Self { config, base, db, roots, options, deadline: Deadline::default() }
+    }
+
+    /// The same simulator with its EVM work bounded by `deadline` instead of geth's
+    /// default (5 s from creation).
+    pub fn with_deadline(mut self, deadline: Deadline) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// Runs `blocks` in order.
@@ -391,7 +404,7 @@ impl<'a> Simulator<'a> {
                     .with_block(block_env.clone())
                     .with_cfg(cfg.clone())
                     .with_db(&mut *state)
-                    .build_mainnet_with_inspector(&mut logs)
+                    .build_mainnet_with_inspector((&mut logs, self.deadline.inspector()))
                     .with_precompiles(precompiles.clone());
                 let result = evm.inspect_tx(tx_env).map_err(|e| match e {
                     EVMError::Transaction(t) => {
@@ -404,6 +417,9 @@ impl<'a> Simulator<'a> {
                     EVMError::Database(e) => state_error(&e),
                     other => SimulateError::State(other.to_string()),
                 })?;
+                if evm.inspector.1.hit() || self.deadline.passed() {
+                    return Err(SimulateError::Timeout(self.deadline.limit()));
+                }
                 evm.commit(result.state);
                 result.result
             };
