@@ -82,6 +82,11 @@ echo "== ethrex node --dev: web3.py's transfers from the test mnemonic mined (be
 bench/dev-chain.sh
 echo "== eth_subscribe over WebSocket on ethrex --dev and geth --dev: newHeads, logs, pending (bench/ws-subscriptions.sh)"
 bench/ws-subscriptions.sh
+echo "== web3.py driving geth --dev and ethrex --dev side by side: deploy, call, estimate, events by filter and"
+echo "   subscription, traces (bench/web3-compare.sh)"
+bench/web3-compare.sh
+# Its helpers' unit tests (after the script, which installs web3.py if missing).
+PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s bench -p 'test_web3_compare.py'
 echo "== transactions, blob transactions and a pool-built payload between us and geth (bench/geth-txpool.sh)"
 bench/geth-txpool.sh
 echo "== the pool under load against geth, a minute-long version (bench/txpool-load.sh --quick)"
