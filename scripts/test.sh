@@ -45,6 +45,7 @@ done
 echo "== Hive tooling unit tests"
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s hive -p 'test_*.py'
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s bench -p 'test_geth_rpc_blocks.py'
+PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s bench -p 'test_engine_peers.py'
 echo "== consume-engine (Docker-free) against ethrex node"
 PYTHONDONTWRITEBYTECODE=1 python3 hive/consume_engine.py --bin "$ETHREX" --db rocksdb "$FIXTURES"
 
@@ -60,6 +61,9 @@ trap 'rm -rf "$SCRATCH"' EXIT
 echo "== a small Amsterdam stress chain through revme 43 and geth (bench/verify-fixture.sh)"
 "$ETHREX" fixture stress --out "$SCRATCH/stress" --blocks 3 --min-txs 20 --max-txs 80 --gas-limit 30000000
 bench/verify-fixture.sh "$SCRATCH/stress"
+echo "== the small stress chain fed to ethrex and geth over the Engine API, every block VALID (bench/engine-peers.sh --quick)"
+bench/engine-peers.sh "$SCRATCH/stress" --ethrex "$ETHREX" --geth "$(command -v geth || echo "$(go env GOPATH)/bin/geth")" \
+    --json "$SCRATCH/engine-peers.json" --quick
 echo "== geth's devp2p test chain (no BALs) imported to the head its headfcu.json names"
 bench/eth-test-chain.sh "$SCRATCH/eth-test-chain"
 echo "== the execution-apis RPC chain (proof of work, the merge, Shanghai..BPO2) imported by us and geth:"
