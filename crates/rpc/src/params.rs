@@ -4,9 +4,15 @@
 //! in the error's `data`; geth puts the reason in the message (`invalid argument 0: ...`)
 //! and sends no `data`. Clients and Hive's suite compare `data`, so [`GethParamErrors`]
 //! moves it into the message (for single calls; a batch's answers pass unchanged).
+//!
+//! The same layer answers a subscription asked for over plain HTTP as geth does
+//! (-32601 `notifications not supported`, and -32000 `subscription not found` to an
+//! unsubscribe); jsonrpsee answers both with a bare -32603 `Internal error`, which reads
+//! as a fault of the node.
 
+use crate::error::SERVER_ERROR;
 use jsonrpsee::core::middleware::{Batch, Notification, RpcServiceT};
-use jsonrpsee::types::error::INVALID_PARAMS_CODE;
+use jsonrpsee::types::error::{INTERNAL_ERROR_CODE, INVALID_PARAMS_CODE, METHOD_NOT_FOUND_CODE};
 use jsonrpsee::types::{ErrorObject, Request};
 use jsonrpsee::MethodResponse;
 use serde::{Deserialize, Deserializer};
@@ -39,7 +45,17 @@ where
         let inner = self.0.clone();
         async move {
             let id = request.id().into_owned();
+            let geth_answer = match request.method_name() {
+                "eth_subscribe" => Some((METHOD_NOT_FOUND_CODE, "notifications not supported")),
+                "eth_unsubscribe" => Some((SERVER_ERROR, "subscription not found")),
+                _ => None,
+            };
             let response = inner.call(request).await;
+            if let Some((code, message)) = geth_answer.filter(|_| no_subscriptions_here(&response))
+            {
+                return MethodResponse::error(id, ErrorObject::owned(code, message, None::<()>))
+                    .with_extensions(response.extensions().clone());
+            }
             if response.as_error_code() != Some(INVALID_PARAMS_CODE) {
                 return response;
             }
@@ -67,6 +83,17 @@ where
     ) -> impl Future<Output = Self::NotificationResponse> + Send + 'a {
         self.0.notification(n)
     }
+}
+
+/// Whether `response` is jsonrpsee's answer to a subscription on a connection that
+/// cannot carry one (plain HTTP): -32603 with the bare `Internal error` text.
+fn no_subscriptions_here(response: &MethodResponse) -> bool {
+    if response.as_error_code() != Some(INTERNAL_ERROR_CODE) {
+        return false;
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(response.as_json().get()).unwrap_or_default();
+    value["error"]["message"] == "Internal error" && value["error"].get("data").is_none()
 }
 
 /// `invalid argument: <data>` for an error response with `data`; `None` without.

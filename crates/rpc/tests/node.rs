@@ -1226,6 +1226,38 @@ fn calls_past_the_evm_timeout_are_aborted_and_the_node_keeps_serving() {
 }
 
 #[test]
+fn struct_logs_past_the_size_budget_are_refused_and_the_node_keeps_serving() {
+    let node = start_node();
+    let looping = json!({RECIPIENT.to_string(): {"code": FOREVER}});
+    let request = json!({"to": RECIPIENT});
+    // A minute is time enough for 50M gas of the loop: ~12M steps, more than 128 MiB
+    // of struct logs with or without their stacks. The budget stops it first.
+    for options in [json!({}), json!({"disableStack": true, "disableStorage": true})] {
+        let mut opts = options.clone();
+        opts["stateOverrides"] = looping.clone();
+        opts["timeout"] = json!("60s");
+        let v = node.eth("debug_traceCall", json!([request, "latest", opts]));
+        let message = v["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("trace larger than 128 MiB"), "{options}: {v}");
+        assert_eq!(v["error"]["code"], -32000, "{v}");
+    }
+    // The call tracer records calls, not steps: the same loop ends by running out of gas.
+    let opts = json!({"tracer": "callTracer", "stateOverrides": looping, "timeout": "60s"});
+    let v = node.eth("debug_traceCall", json!([request, "latest", opts]));
+    assert_eq!(v["result"]["error"], "out of gas", "{v}");
+    assert_eq!(node.eth("eth_chainId", json!([]))["result"], "0x1");
+}
+
+#[test]
+fn subscriptions_over_plain_http_are_answered_as_geth_answers_them() {
+    let node = start_node();
+    let v = node.eth("eth_subscribe", json!(["newHeads"]));
+    assert_eq!(v["error"], json!({"code": -32601, "message": "notifications not supported"}));
+    let v = node.eth("eth_unsubscribe", json!(["0x1234"]));
+    assert_eq!(v["error"], json!({"code": -32000, "message": "subscription not found"}));
+}
+
+#[test]
 fn batches_over_the_limit_are_refused_whole() {
     let node = start_node();
     let batch = |n: usize| {

@@ -11,12 +11,22 @@
 //! This relies on what unwinding relies on: a change set lists every key its block
 //! changed, the slots a self-destruct cleared included.
 //!
-//! The answer is for the chain as it was when the view was made: a reorg or a new head
-//! between two reads is detected ([`HistoryError::HeadMoved`]), never mixed into one.
+//! The answer is for the chain as it was when the view was made. A head that moves
+//! while the view is read (a new block on top, or a reorg that keeps the block) is
+//! followed: the view takes the change sets of the new chain since the block and reads
+//! again, so a long call or trace keeps reading the block it started on. Only a reorg
+//! that takes the block itself off the canonical chain ends the view
+//! ([`HistoryError::HeadMoved`]).
+//!
+//! Why following is sound: the first change set after the block that lists a key holds
+//! the key's value after the block on any chain descending from it, canonical or not, so
+//! change-set answers never need the head checked; a read of the head's flat state does,
+//! and is taken only when the head after the read is the one the change sets lead to.
 
 use crate::{ChangeSet, Store, StoreError};
 use alloy_primitives::{Address, B256, U256};
 use ethrex_common::AccountState;
+use parking_lot::RwLock;
 use std::sync::Arc;
 
 /// How many blocks behind the head state can be read.
@@ -41,7 +51,8 @@ pub enum HistoryError {
     /// The block is not on the canonical chain (or not stored).
     #[error("block {0} is not on the canonical chain")]
     NotCanonical(B256),
-    /// The head moved while the view was being read.
+    /// The block left the canonical chain while its state was being read, or the head
+    /// kept moving through every catch-up.
     #[error("the head moved while state was being read; retry")]
     HeadMoved,
     /// A block between the asked one and the head has no change set.
@@ -49,13 +60,24 @@ pub enum HistoryError {
     MissingChangeSet(B256),
 }
 
-/// The state after canonical block `number`, as of the head the view was made at.
+/// How many times one read follows a moving head before giving up: a head moves once a
+/// slot, so a read that misses this many moves in a row is not going to settle.
+const CATCH_UPS: usize = 8;
+
+/// The state after canonical block `number`, following the head (see the module docs).
 pub struct HistoricalState {
     store: Store,
+    number: u64,
+    hash: B256,
+    window: RwLock<Arc<Window>>,
+}
+
+/// The change sets from the block to one head.
+struct Window {
     head: B256,
-    /// The change sets of the blocks after `number` up to the head, oldest first; empty
-    /// when `number` is the head (the flat state answers everything).
-    later: Vec<Arc<ChangeSet>>,
+    /// The change sets of the blocks after `number` up to the head, oldest first, with
+    /// their hashes; empty when the block is the head (the flat state answers everything).
+    later: Vec<(B256, Arc<ChangeSet>)>,
 }
 
 impl Store {
@@ -65,23 +87,20 @@ impl Store {
     /// # Errors
     /// [`HistoryError::NotCanonical`], [`HistoryError::Pruned`], or a store failure.
     pub fn state_at(&self, hash: B256) -> Result<HistoricalState, HistoryError> {
+        let number = self.block_number(&hash)?.ok_or(HistoryError::NotCanonical(hash))?;
         let head = self.head()?.ok_or(HistoryError::NotCanonical(hash))?;
         let head_number = self.block_number(&head)?.ok_or(HistoryError::NotCanonical(head))?;
-        let number = self.block_number(&hash)?.ok_or(HistoryError::NotCanonical(hash))?;
         if number > head_number || self.canonical_hash(number)? != Some(hash) {
             return Err(HistoryError::NotCanonical(hash));
         }
         if head_number - number > HISTORY_WINDOW {
             return Err(HistoryError::Pruned { number, head: head_number, window: HISTORY_WINDOW });
         }
-        let mut later = Vec::with_capacity((head_number - number) as usize);
-        for n in number + 1..=head_number {
-            let block = self.canonical_hash(n)?.ok_or(HistoryError::HeadMoved)?;
-            let set = self.change_set(&block)?.ok_or(HistoryError::MissingChangeSet(block))?;
-            later.push(Arc::new(set));
-        }
-        let view = HistoricalState { store: self.clone(), head, later };
-        view.check_head()?;
+        let empty = Arc::new(Window { head: hash, later: Vec::new() });
+        let view =
+            HistoricalState { store: self.clone(), number, hash, window: RwLock::new(empty) };
+        let window = view.catch_up(&view.window())?;
+        *view.window.write() = window;
         Ok(view)
     }
 }
@@ -92,14 +111,10 @@ impl HistoricalState {
     /// # Errors
     /// A store failure, or [`HistoryError::HeadMoved`].
     pub fn account(&self, address: &Address) -> Result<Option<AccountState>, HistoryError> {
-        for set in &self.later {
-            if let Some((_, before)) = set.accounts.iter().find(|(a, _)| a == address) {
-                return Ok(*before);
-            }
-        }
-        let account = self.store.account(address)?;
-        self.check_head()?;
-        Ok(account)
+        self.read(
+            |set| set.accounts.iter().find(|(a, _)| a == address).map(|(_, before)| *before),
+            |store| store.account(address),
+        )
     }
 
     /// The slot's value after the block (zero: unset).
@@ -107,25 +122,25 @@ impl HistoricalState {
     /// # Errors
     /// A store failure, or [`HistoryError::HeadMoved`].
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, HistoryError> {
-        for set in &self.later {
-            if let Some((_, _, before)) =
-                set.storage.iter().find(|(a, s, _)| a == address && s == slot)
-            {
-                return Ok(*before);
-            }
-        }
-        let value = self.store.storage(address, slot)?;
-        self.check_head()?;
-        Ok(value)
+        self.read(
+            |set| {
+                set.storage
+                    .iter()
+                    .find(|(a, s, _)| a == address && s == slot)
+                    .map(|(_, _, before)| *before)
+            },
+            |store| store.storage(address, slot),
+        )
     }
 
-    /// Everything written between the block and the head, with its value after the
-    /// block: the accounts (their values are [`Self::account`]'s) and the slots with
-    /// their values then. Reverting these on the head's state gives the block's.
+    /// Everything written between the block and the head the view is at, with its value
+    /// after the block: the accounts (their values are [`Self::account`]'s) and the slots
+    /// with their values then. Reverting these on that head's state gives the block's.
     pub fn changes_since(&self) -> (Vec<Address>, Vec<(Address, U256, U256)>) {
+        let window = self.window();
         let mut accounts = std::collections::BTreeSet::new();
         let mut slots = std::collections::BTreeMap::new();
-        for set in &self.later {
+        for (_, set) in &window.later {
             accounts.extend(set.accounts.iter().map(|(a, _)| *a));
             for (address, slot, before) in &set.storage {
                 slots.entry((*address, *slot)).or_insert(*before);
@@ -137,14 +152,78 @@ impl HistoricalState {
 
     /// Whether this view reads the head's state (no change set in between).
     pub fn is_head(&self) -> bool {
-        self.later.is_empty()
+        self.window().later.is_empty()
     }
 
-    fn check_head(&self) -> Result<(), HistoryError> {
-        if self.store.head()? == Some(self.head) {
-            Ok(())
-        } else {
-            Err(HistoryError::HeadMoved)
+    /// The head the view is at now (it follows the head as it is read).
+    pub fn head(&self) -> B256 {
+        self.window().head
+    }
+
+    fn window(&self) -> Arc<Window> {
+        self.window.read().clone()
+    }
+
+    /// A key's value: from the first change set after the block that lists it, else from
+    /// the head's flat state, read again after catching up if the head moved meanwhile.
+    fn read<T>(
+        &self,
+        in_set: impl Fn(&ChangeSet) -> Option<T>,
+        at_head: impl Fn(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, HistoryError> {
+        let mut window = self.window();
+        for _ in 0..CATCH_UPS {
+            if let Some(value) = window.later.iter().find_map(|(_, set)| in_set(set)) {
+                return Ok(value);
+            }
+            let value = at_head(&self.store)?;
+            if self.store.head()? == Some(window.head) {
+                return Ok(value);
+            }
+            let next = self.catch_up(&window)?;
+            *self.window.write() = next.clone();
+            window = next;
         }
+        Err(HistoryError::HeadMoved)
+    }
+
+    /// The window from the block to the current head, keeping what `from` holds of the
+    /// chain that is still canonical.
+    fn catch_up(&self, from: &Window) -> Result<Arc<Window>, HistoryError> {
+        for _ in 0..CATCH_UPS {
+            if let Some(window) = self.try_catch_up(from)? {
+                return Ok(Arc::new(window));
+            }
+        }
+        Err(HistoryError::HeadMoved)
+    }
+
+    /// [`Self::catch_up`] once; `None` if the head moved again while the chain was read.
+    fn try_catch_up(&self, from: &Window) -> Result<Option<Window>, HistoryError> {
+        let store = &self.store;
+        let head = store.head()?.ok_or(HistoryError::HeadMoved)?;
+        let head_number = store.block_number(&head)?.ok_or(HistoryError::HeadMoved)?;
+        if head_number < self.number || store.canonical_hash(self.number)? != Some(self.hash) {
+            return Err(HistoryError::HeadMoved);
+        }
+        // The change sets `from` holds for blocks that are still canonical.
+        let mut later = Vec::with_capacity((head_number - self.number) as usize);
+        for (n, (hash, set)) in (self.number + 1..=head_number).zip(&from.later) {
+            if store.canonical_hash(n)? != Some(*hash) {
+                break;
+            }
+            later.push((*hash, set.clone()));
+        }
+        for n in self.number + 1 + later.len() as u64..=head_number {
+            let Some(block) = store.canonical_hash(n)? else { return Ok(None) };
+            let set = store.change_set(&block)?.ok_or(HistoryError::MissingChangeSet(block))?;
+            later.push((block, Arc::new(set)));
+        }
+        // What was read must lead to the head, and the head must still be it.
+        let reached = later.last().map_or(self.hash, |(hash, _)| *hash);
+        if reached != head || store.head()? != Some(head) {
+            return Ok(None);
+        }
+        Ok(Some(Window { head, later }))
     }
 }

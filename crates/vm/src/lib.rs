@@ -24,6 +24,7 @@ mod requests;
 mod senders;
 mod sequential;
 pub mod simulate;
+pub mod struct_log_budget;
 mod system;
 pub mod trace;
 pub mod warmer;

@@ -8,12 +8,14 @@
 //!
 //! Each traced transaction has the time its tracer options' `timeout` gives it (geth's
 //! 5 s by default); past it the run stops and the trace is refused with geth's
-//! `execution timeout`, however much it had recorded.
+//! `execution timeout`, however much it had recorded. A struct-logger trace also has a
+//! size budget (`struct_log_budget`): past it the run stops and the trace is refused.
 
 use crate::db::StoreDbError;
 use crate::deadline::{parse_go_duration, Deadline, DeadlineInspector, DEFAULT_EVM_TIMEOUT};
 use crate::env::tx_env;
 use crate::evm::EvmConfig;
+use crate::struct_log_budget::{Recorded, StructLogBudget, DEFAULT_STRUCT_LOG_BUDGET};
 use crate::system::run_pre_block;
 use alloy_primitives::{Address, Bytes};
 use alloy_rpc_types_trace::geth::{
@@ -50,6 +52,13 @@ pub enum TraceError {
     /// The traced transaction ran past the tracer's time limit (geth's words).
     #[error("execution timeout")]
     Timeout,
+    /// The struct-logger trace (of a transaction, or of a whole block's together) grew
+    /// past its size budget.
+    #[error("trace larger than {} MiB: narrow it with the tracer options (disableStack, disableStorage, no enableMemory) or trace with callTracer", .budget / (1024 * 1024))]
+    TooLarge {
+        /// The budget, in bytes of the answer.
+        budget: usize,
+    },
 }
 
 /// The time each traced transaction may take: the options' `timeout` (Go notation),
@@ -68,10 +77,12 @@ pub fn tracer_timeout(opts: &GethDebugTracingOptions) -> Result<std::time::Durat
 /// `parent` (the state after the block's parent). One result per selected transaction,
 /// in block order: its trace, or [`TraceError::Timeout`] for one that ran out of time
 /// (replayed again untraced, so the transactions after it see the block's state, as in
-/// geth's block traces). The replay stops after the last one selected.
+/// geth's block traces). The replay stops after the last one selected. The struct
+/// logger's size budget is the block's, shared by its traces.
 ///
 /// # Errors
-/// [`TraceError`] when the block cannot be replayed at all.
+/// [`TraceError`] when the block cannot be replayed at all, or
+/// [`TraceError::TooLarge`] when its traces together pass the budget.
 pub fn trace_block<DB: DatabaseRef<Error = StoreDbError>>(
     parent: DB,
     block: &Block,
@@ -88,6 +99,7 @@ pub fn trace_block<DB: DatabaseRef<Error = StoreDbError>>(
     let last = (0..block.body.transactions.len()).rev().find(|i| wanted(*i));
     let mut out = Vec::new();
     let Some(last) = last else { return Ok(out) };
+    let mut budget = DEFAULT_STRUCT_LOG_BUDGET;
     for (index, (tx, sender)) in block.body.transactions.iter().zip(senders).enumerate() {
         if index > last {
             break;
@@ -95,7 +107,9 @@ pub fn trace_block<DB: DatabaseRef<Error = StoreDbError>>(
         let env = tx_env(tx, *sender);
         if wanted(index) {
             let deadline = Deadline::after(timeout);
-            match trace_one(&mut state, &evm_config, env.clone(), opts, index, deadline) {
+            let traced =
+                trace_one(&mut state, &evm_config, env.clone(), opts, index, deadline, &mut budget);
+            match traced {
                 Err(TraceError::Timeout) => out.push(Err(TraceError::Timeout)),
                 traced => {
                     out.push(Ok(traced?));
@@ -122,7 +136,8 @@ pub(crate) fn trace_env<DB: DatabaseRef<Error = StoreDbError>>(
     opts: &GethDebugTracingOptions,
     deadline: Deadline,
 ) -> Result<GethTrace, TraceError> {
-    trace_one(state, evm_config, env, opts, 0, deadline)
+    let mut budget = DEFAULT_STRUCT_LOG_BUDGET;
+    trace_one(state, evm_config, env, opts, 0, deadline, &mut budget)
 }
 
 /// The deadline's verdict on a finished run: a run it halted is no trace.
@@ -137,7 +152,8 @@ fn replay<E: std::fmt::Display>(index: usize, e: EVMError<E>) -> TraceError {
     TraceError::Replay { index, reason: e.to_string() }
 }
 
-/// Runs one transaction with the tracer `opts` names and commits its changes.
+/// Runs one transaction with the tracer `opts` names and commits its changes; a struct
+/// log trace takes its size out of `budget` (bytes of answer left).
 fn trace_one<DB: DatabaseRef<Error = StoreDbError>>(
     state: &mut State<WrapDatabaseRef<DB>>,
     evm_config: &EvmConfig,
@@ -145,6 +161,7 @@ fn trace_one<DB: DatabaseRef<Error = StoreDbError>>(
     opts: &GethDebugTracingOptions,
     index: usize,
     deadline: Deadline,
+    budget: &mut usize,
 ) -> Result<GethTrace, TraceError> {
     let evm_error = |e: EVMError<_>| replay(index, e);
     let bad_config = |e: serde_json::Error| TraceError::InvalidConfig(e.to_string());
@@ -213,13 +230,24 @@ fn trace_one<DB: DatabaseRef<Error = StoreDbError>>(
             let defaults: GethDefaultTracingOptions = opts.config;
             let inspector =
                 TracingInspector::new(TracingInspectorConfig::from_geth_config(&defaults));
+            let recorded = Recorded {
+                stack: defaults.is_stack_enabled(),
+                memory: defaults.is_memory_enabled(),
+                return_data: defaults.is_return_data_enabled(),
+                storage: defaults.is_storage_enabled(),
+            };
+            let sizer = StructLogBudget::new(*budget, recorded);
             let mut evm = evm_config.context(&mut *state).build_mainnet_with_inspector((
                 inspector,
-                (StateGasSteps::default(), deadline.inspector()),
+                (StateGasSteps::default(), (deadline.inspector(), sizer)),
             ));
             let result = evm.inspect_tx(env).map_err(evm_error)?;
-            let (logger, (state_gas, deadline)) = &evm.inspector;
+            let (logger, (state_gas, (deadline, sizer))) = &evm.inspector;
             let result = in_time(deadline, result)?;
+            if sizer.hit() {
+                return Err(TraceError::TooLarge { budget: DEFAULT_STRUCT_LOG_BUDGET });
+            }
+            *budget = sizer.left();
             let gas = gas_of(&result.result);
             let output = match &result.result {
                 ExecutionResult::Success { output, .. } => output.data().clone(),

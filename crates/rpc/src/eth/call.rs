@@ -121,8 +121,7 @@ impl EthRpc {
     ) -> Result<T, ErrorObjectOwned> {
         let block_overrides = block_overrides.map(|o| overrides(Some(o))).transpose()?;
         let id = id.unwrap_or(BlockId::latest());
-        let (_, header) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
-        let state = self.state(Some(id))?;
+        let (header, state) = self.block_state(id)?;
         let chain = &self.node().chain;
         let caller = Caller::new(
             &chain.config,

@@ -9,7 +9,7 @@ use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::SyncStatus;
 use ethrex_common::Header;
-use ethrex_storage::history::HistoricalState;
+use ethrex_storage::history::{HistoricalState, HistoryError};
 use jsonrpsee::core::RpcResult;
 use jsonrpsee::types::ErrorObjectOwned;
 
@@ -107,9 +107,31 @@ impl EthRpc {
 
     /// The state after block `id` (default `latest`).
     pub(crate) fn state(&self, id: Option<BlockId>) -> EthResult<HistoricalState> {
-        let id = id.unwrap_or(BlockId::Number(BlockNumberOrTag::Latest));
-        let (hash, _) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
-        Ok(self.node.chain.store.state_at(hash)?)
+        Ok(self.block_state(id.unwrap_or(BlockId::latest()))?.1)
+    }
+
+    /// Block `id`'s header and the state after it, for the same block (a tag resolved
+    /// once: the head may move between two resolutions).
+    pub(crate) fn block_state(&self, id: BlockId) -> EthResult<(Header, HistoricalState)> {
+        let (hash, header) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
+        Ok((header, self.node.chain.store.state_at(hash)?))
+    }
+
+    /// `run` again when the head moved under it in a way its state view cannot follow
+    /// (the tries of the head it read, or its block leaving the canonical chain), a few
+    /// times: a block lands about once a slot, so the next run almost always settles.
+    pub(crate) fn again_if_head_moved<T>(
+        &self,
+        mut run: impl FnMut() -> EthResult<T>,
+    ) -> EthResult<T> {
+        const RUNS: usize = 3;
+        let mut runs = 1;
+        loop {
+            match run() {
+                Err(EthApiError::History(HistoryError::HeadMoved)) if runs < RUNS => runs += 1,
+                done => return done,
+            }
+        }
     }
 
     /// The stored block `hash` in its RPC form; `None` if it is not stored.

@@ -10,7 +10,7 @@ use ethrex_vm::simulate::BlockOverrides;
 use serde::Deserialize;
 
 /// A block's overrides, with geth's keys (unknown ones refused).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct BlockOverridesJson {
     pub(crate) number: Option<U256>,

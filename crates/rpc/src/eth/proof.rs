@@ -5,7 +5,8 @@
 //! memory (`compute_state_update_detached`): the nodes that differ come from that
 //! commit, the rest are the head's, read from the store by position and hash. The
 //! rebuilt root must equal the block's `stateRoot` before any proof is answered, and the
-//! head must not move during the request.
+//! head must not move during the request (if it does, the request is made again:
+//! `EthRpc::again_if_head_moved`).
 
 use crate::error::{EthApiError, EthResult};
 use crate::eth::simulate::reverted;
@@ -48,9 +49,10 @@ impl EthRpc {
         id: BlockId,
     ) -> EthResult<Value> {
         let store = &self.node().chain.store;
-        let head = store.head_header()?.ok_or(EthApiError::HeaderNotFound)?;
-        let (_, header) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
-        let state = self.state(Some(id))?;
+        let (header, state) = self.block_state(id)?;
+        // The tries read are the head's the view is at now.
+        let at = state.head();
+        let head = store.header(&at)?.ok_or(EthApiError::HeaderNotFound)?;
         let nodes = if state.is_head() {
             HashMap::new()
         } else {
@@ -106,7 +108,7 @@ impl EthRpc {
             storage_proof
                 .push(json!({"key": shown, "value": format!("{value:#x}"), "proof": proof}));
         }
-        if store.head_header()?.map(|h| h.state_root) != Some(head.state_root) {
+        if store.head()? != Some(at) || state.head() != at {
             return Err(EthApiError::History(HistoryError::HeadMoved));
         }
         let (code_hash, storage_hash) = match found {

@@ -18,7 +18,7 @@ use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_rpc_types_eth::state::StateOverride;
 use alloy_rpc_types_eth::TransactionRequest;
 use ethrex_common::Header;
-use ethrex_storage::history::HistoricalState;
+use ethrex_storage::history::{HistoricalState, HistoryError};
 use ethrex_vm::simulate::{SimBlockInput, SimOptions, SimulateError, SimulatedBlock, Simulator};
 use ethrex_vm::AccountChange;
 use jsonrpsee::proc_macros::rpc;
@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The request's first parameter.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SimulatePayload {
     #[serde(default)]
@@ -43,7 +43,7 @@ pub(crate) struct SimulatePayload {
 }
 
 /// One block of the request.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SimBlockJson {
     #[serde(default)]
@@ -115,16 +115,19 @@ fn against_head(
 }
 
 impl EthRpc {
+    /// The simulated blocks, or why the simulation failed (the inner error), or why it
+    /// could not be run (the outer one).
     fn simulate(
         &self,
         payload: SimulatePayload,
         block: Option<BlockId>,
-    ) -> Result<Vec<Value>, ErrorObjectOwned> {
+    ) -> EthResult<Result<Vec<Value>, SimulateError>> {
         let id = block.unwrap_or(BlockId::latest());
-        let (_, base) = self.resolve(id)?.ok_or(EthApiError::HeaderNotFound)?;
-        let state = self.state(Some(id))?;
-        let head = self.node().chain.store.head_header().map_err(EthApiError::from)?;
-        let head_root = head.map(|h| h.state_root).unwrap_or_default();
+        let (base, state) = self.block_state(id)?;
+        // The roots are computed on the tries of the head the view is at now.
+        let at = state.head();
+        let head = self.node().chain.store.header(&at)?;
+        let head_root = head.ok_or(EthApiError::HeaderNotFound)?.state_root;
         let mut inputs = Vec::with_capacity(payload.block_state_calls.len());
         for block in payload.block_state_calls {
             let calls = block
@@ -157,8 +160,7 @@ impl EthRpc {
                 return Err(EthApiError::Internal(format!(
                     "the state of block {} cannot be rebuilt: root {root}, expected {}",
                     base.number, base.state_root
-                ))
-                .into());
+                )));
             }
         }
         let options = SimOptions {
@@ -169,16 +171,15 @@ impl EthRpc {
         let simulator =
             Simulator::new(&chain.config, &base, store.clone(), Arc::new(state), &roots, options)
                 .with_deadline(self.deadline());
-        let blocks = simulator.run(inputs).map_err(simulate_error)?;
+        let blocks = match simulator.run(inputs) {
+            Ok(blocks) => blocks,
+            Err(e) => return Ok(Err(e)),
+        };
         // The roots were computed on the head's trie: it must not have moved meanwhile.
-        let now = chain.store.head_header().map_err(EthApiError::from)?;
-        if now.map(|h| h.state_root).unwrap_or_default() != head_root {
-            return Err(EthApiError::Internal(
-                "the head moved during the simulation; retry".into(),
-            )
-            .into());
+        if chain.store.head()? != Some(at) {
+            return Err(EthApiError::History(HistoryError::HeadMoved));
         }
-        Ok(blocks.iter().map(|b| block_json(b, payload.return_full_transactions)).collect())
+        Ok(Ok(blocks.iter().map(|b| block_json(b, payload.return_full_transactions)).collect()))
     }
 }
 
@@ -231,6 +232,6 @@ impl EthSimulateApiServer for EthRpc {
         payload: SimulatePayload,
         block: Option<BlockId>,
     ) -> Result<Vec<Value>, ErrorObjectOwned> {
-        self.simulate(payload, block)
+        self.again_if_head_moved(|| self.simulate(payload.clone(), block))?.map_err(simulate_error)
     }
 }

@@ -55,7 +55,8 @@ impl EthStateApiServer for EthRpc {
             .iter()
             .map(|text| super::storage_key(text).map(|k| (text, k)))
             .collect::<EthResult<Vec<_>>>()?;
-        self.proof_at(address, keys, block.unwrap_or(BlockId::latest()))
+        let id = block.unwrap_or(BlockId::latest());
+        self.again_if_head_moved(|| self.proof_at(address, keys.clone(), id))
     }
 
     fn storage_values(
