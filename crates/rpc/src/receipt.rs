@@ -31,59 +31,92 @@ pub struct BlockContext {
 /// `None` if the counts differ or a sender cannot be recovered (neither happens for a
 /// stored block).
 pub fn block_receipts(block: &Block, receipts: &[Receipt], at: BlockContext) -> Option<Vec<Value>> {
-    let txs = &block.body.transactions;
-    if txs.len() != receipts.len() {
+    if block.body.transactions.len() != receipts.len() {
         return None;
     }
-    let mut out = Vec::with_capacity(txs.len());
+    let mut out = Vec::with_capacity(receipts.len());
     let mut previous_gas = 0u64;
     let mut log_index = 0usize;
-    for (index, (tx, receipt)) in txs.iter().zip(receipts).enumerate() {
-        let from = tx.recover_signer().ok()?;
-        let cumulative = receipt.cumulative_gas_used();
-        let gas_used = cumulative.saturating_sub(previous_gas);
-        previous_gas = cumulative;
-        let tx_hash = *tx.tx_hash();
-        let logs: Vec<Value> = receipt
-            .logs()
-            .iter()
-            .map(|log| {
-                let value = log_json(log, &at, tx_hash, index, log_index);
-                log_index += 1;
-                value
-            })
-            .collect();
-        let effective_gas_price = match (tx.is_dynamic_fee(), at.base_fee) {
-            (true, Some(base)) => tx.effective_gas_price(Some(base)),
-            _ => tx.gas_price().unwrap_or_else(|| tx.max_fee_per_gas()),
-        };
-        let mut map: BTreeMap<&'static str, Value> = BTreeMap::new();
-        map.insert("blockHash", json!(at.hash));
-        map.insert("blockNumber", quantity(at.number));
-        map.insert("contractAddress", contract_address(tx, from).map_or(Value::Null, |a| json!(a)));
-        map.insert("cumulativeGasUsed", quantity(cumulative));
-        map.insert("effectiveGasPrice", quantity(effective_gas_price));
-        map.insert("from", json!(from));
-        map.insert("gasUsed", quantity(gas_used));
-        map.insert("logs", Value::Array(logs));
-        map.insert("logsBloom", json!(receipt.logs_bloom()));
-        match receipt.status_or_post_state() {
-            Eip658Value::PostState(root) => map.insert("root", json!(root)),
-            Eip658Value::Eip658(ok) => map.insert("status", quantity(u8::from(ok))),
-        };
-        map.insert("to", tx.to().map_or(Value::Null, |a| json!(a)));
-        map.insert("transactionHash", json!(tx_hash));
-        map.insert("transactionIndex", quantity(index));
-        map.insert("type", quantity(tx.ty()));
-        if let Some(hashes) = tx.blob_versioned_hashes() {
-            let blob_gas = hashes.len() as u64 * alloy_eips::eip4844::DATA_GAS_PER_BLOB;
-            map.insert("blobGasUsed", quantity(blob_gas));
-            map.insert("blobGasPrice", quantity(at.blob_base_fee.unwrap_or_default()));
-        }
-        // Sorted keys, as geth's map.
-        out.push(Value::Object(map.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
+    for index in 0..receipts.len() {
+        out.push(receipt_json(block, receipts, index, previous_gas, log_index, &at)?);
+        previous_gas = receipts[index].cumulative_gas_used();
+        log_index += receipts[index].logs().len();
     }
     Some(out)
+}
+
+/// The receipt of `block`'s transaction `index` in RPC form, from the block's stored
+/// `receipts`: the ones before it give its gas used and its logs' block-wide indices,
+/// and only its own sender is recovered. `None` as for [`block_receipts`], or past the
+/// last transaction.
+pub fn transaction_receipt(
+    block: &Block,
+    receipts: &[Receipt],
+    index: usize,
+    at: BlockContext,
+) -> Option<Value> {
+    if block.body.transactions.len() != receipts.len() || index >= receipts.len() {
+        return None;
+    }
+    let before = &receipts[..index];
+    let previous_gas = before.last().map_or(0, |r| r.cumulative_gas_used());
+    let log_index = before.iter().map(|r| r.logs().len()).sum();
+    receipt_json(block, receipts, index, previous_gas, log_index, &at)
+}
+
+/// Receipt `index` of the block, the cumulative gas before it being `previous_gas` and
+/// its first log the block's `log_index`-th.
+fn receipt_json(
+    block: &Block,
+    receipts: &[Receipt],
+    index: usize,
+    previous_gas: u64,
+    mut log_index: usize,
+    at: &BlockContext,
+) -> Option<Value> {
+    let (tx, receipt) = (&block.body.transactions[index], &receipts[index]);
+    let from = tx.recover_signer().ok()?;
+    let cumulative = receipt.cumulative_gas_used();
+    let gas_used = cumulative.saturating_sub(previous_gas);
+    let tx_hash = *tx.tx_hash();
+    let logs: Vec<Value> = receipt
+        .logs()
+        .iter()
+        .map(|log| {
+            let value = log_json(log, at, tx_hash, index, log_index);
+            log_index += 1;
+            value
+        })
+        .collect();
+    let effective_gas_price = match (tx.is_dynamic_fee(), at.base_fee) {
+        (true, Some(base)) => tx.effective_gas_price(Some(base)),
+        _ => tx.gas_price().unwrap_or_else(|| tx.max_fee_per_gas()),
+    };
+    let mut map: BTreeMap<&'static str, Value> = BTreeMap::new();
+    map.insert("blockHash", json!(at.hash));
+    map.insert("blockNumber", quantity(at.number));
+    map.insert("contractAddress", contract_address(tx, from).map_or(Value::Null, |a| json!(a)));
+    map.insert("cumulativeGasUsed", quantity(cumulative));
+    map.insert("effectiveGasPrice", quantity(effective_gas_price));
+    map.insert("from", json!(from));
+    map.insert("gasUsed", quantity(gas_used));
+    map.insert("logs", Value::Array(logs));
+    map.insert("logsBloom", json!(receipt.logs_bloom()));
+    match receipt.status_or_post_state() {
+        Eip658Value::PostState(root) => map.insert("root", json!(root)),
+        Eip658Value::Eip658(ok) => map.insert("status", quantity(u8::from(ok))),
+    };
+    map.insert("to", tx.to().map_or(Value::Null, |a| json!(a)));
+    map.insert("transactionHash", json!(tx_hash));
+    map.insert("transactionIndex", quantity(index));
+    map.insert("type", quantity(tx.ty()));
+    if let Some(hashes) = tx.blob_versioned_hashes() {
+        let blob_gas = hashes.len() as u64 * alloy_eips::eip4844::DATA_GAS_PER_BLOB;
+        map.insert("blobGasUsed", quantity(blob_gas));
+        map.insert("blobGasPrice", quantity(at.blob_base_fee.unwrap_or_default()));
+    }
+    // Sorted keys, as geth's map.
+    Some(Value::Object(map.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
 }
 
 /// A log in RPC form (geth's field order): the `log_index`-th of block `at`, emitted by

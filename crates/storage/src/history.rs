@@ -27,6 +27,7 @@ use crate::{ChangeSet, Store, StoreError};
 use alloy_primitives::{Address, B256, U256};
 use ethrex_common::AccountState;
 use parking_lot::RwLock;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 /// How many blocks behind the head state can be read.
@@ -60,6 +61,58 @@ pub enum HistoryError {
     MissingChangeSet(B256),
 }
 
+/// How many change-set entries (accounts and slots) the store keeps decoded and indexed
+/// for history reads (about 100 bytes each): a few hundred blocks of a busy chain, the
+/// window a node's RPC users mostly read.
+const CACHED_ENTRIES: u64 = 1 << 20;
+
+/// A block's change set with a hash index on its keys: a history read looks a key up in
+/// every change set since its block, so a scan per set would make each read cost the
+/// size of all of them.
+pub(crate) struct IndexedChangeSet {
+    accounts: FxHashMap<Address, Option<AccountState>>,
+    storage: FxHashMap<(Address, U256), U256>,
+}
+
+impl IndexedChangeSet {
+    fn new(set: ChangeSet) -> Self {
+        let mut accounts = FxHashMap::default();
+        accounts.reserve(set.accounts.len());
+        for (address, before) in set.accounts {
+            accounts.entry(address).or_insert(before);
+        }
+        let mut storage = FxHashMap::default();
+        storage.reserve(set.storage.len());
+        for (address, slot, before) in set.storage {
+            storage.entry((address, slot)).or_insert(before);
+        }
+        Self { accounts, storage }
+    }
+
+    fn entries(&self) -> usize {
+        self.accounts.len() + self.storage.len()
+    }
+}
+
+/// Weighs a cached change set by its entries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntriesWeighter;
+
+impl quick_cache::Weighter<B256, Arc<IndexedChangeSet>> for EntriesWeighter {
+    fn weight(&self, _block: &B256, set: &Arc<IndexedChangeSet>) -> u64 {
+        set.entries().max(1) as u64
+    }
+}
+
+/// Indexed change sets by block hash (a block's change set never changes).
+pub(crate) type ChangeSetCache =
+    quick_cache::sync::Cache<B256, Arc<IndexedChangeSet>, EntriesWeighter>;
+
+/// An empty [`ChangeSetCache`] of [`CACHED_ENTRIES`].
+pub(crate) fn change_set_cache() -> ChangeSetCache {
+    quick_cache::sync::Cache::with_weighter(1024, CACHED_ENTRIES, EntriesWeighter)
+}
+
 /// How many times one read follows a moving head before giving up: a head moves once a
 /// slot, so a read that misses this many moves in a row is not going to settle.
 const CATCH_UPS: usize = 8;
@@ -77,7 +130,7 @@ struct Window {
     head: B256,
     /// The change sets of the blocks after `number` up to the head, oldest first, with
     /// their hashes; empty when the block is the head (the flat state answers everything).
-    later: Vec<(B256, Arc<ChangeSet>)>,
+    later: Vec<(B256, Arc<IndexedChangeSet>)>,
 }
 
 impl Store {
@@ -103,6 +156,17 @@ impl Store {
         *view.window.write() = window;
         Ok(view)
     }
+
+    /// Block `hash`'s change set, indexed, from the cache or decoded into it.
+    fn indexed_change_set(&self, hash: B256) -> Result<Arc<IndexedChangeSet>, HistoryError> {
+        if let Some(set) = self.change_sets.get(&hash) {
+            return Ok(set);
+        }
+        let set = self.change_set(&hash)?.ok_or(HistoryError::MissingChangeSet(hash))?;
+        let set = Arc::new(IndexedChangeSet::new(set));
+        self.change_sets.insert(hash, set.clone());
+        Ok(set)
+    }
 }
 
 impl HistoricalState {
@@ -111,10 +175,7 @@ impl HistoricalState {
     /// # Errors
     /// A store failure, or [`HistoryError::HeadMoved`].
     pub fn account(&self, address: &Address) -> Result<Option<AccountState>, HistoryError> {
-        self.read(
-            |set| set.accounts.iter().find(|(a, _)| a == address).map(|(_, before)| *before),
-            |store| store.account(address),
-        )
+        self.read(|set| set.accounts.get(address).copied(), |store| store.account(address))
     }
 
     /// The slot's value after the block (zero: unset).
@@ -122,15 +183,8 @@ impl HistoricalState {
     /// # Errors
     /// A store failure, or [`HistoryError::HeadMoved`].
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<U256, HistoryError> {
-        self.read(
-            |set| {
-                set.storage
-                    .iter()
-                    .find(|(a, s, _)| a == address && s == slot)
-                    .map(|(_, _, before)| *before)
-            },
-            |store| store.storage(address, slot),
-        )
+        let key = (*address, *slot);
+        self.read(|set| set.storage.get(&key).copied(), |store| store.storage(address, slot))
     }
 
     /// Everything written between the block and the head the view is at, with its value
@@ -141,9 +195,9 @@ impl HistoricalState {
         let mut accounts = std::collections::BTreeSet::new();
         let mut slots = std::collections::BTreeMap::new();
         for (_, set) in &window.later {
-            accounts.extend(set.accounts.iter().map(|(a, _)| *a));
-            for (address, slot, before) in &set.storage {
-                slots.entry((*address, *slot)).or_insert(*before);
+            accounts.extend(set.accounts.keys().copied());
+            for (key, before) in &set.storage {
+                slots.entry(*key).or_insert(*before);
             }
         }
         let storage = slots.into_iter().map(|((a, s), v)| (a, s, v)).collect();
@@ -168,7 +222,7 @@ impl HistoricalState {
     /// the head's flat state, read again after catching up if the head moved meanwhile.
     fn read<T>(
         &self,
-        in_set: impl Fn(&ChangeSet) -> Option<T>,
+        in_set: impl Fn(&IndexedChangeSet) -> Option<T>,
         at_head: impl Fn(&Store) -> Result<T, StoreError>,
     ) -> Result<T, HistoryError> {
         let mut window = self.window();
@@ -216,8 +270,7 @@ impl HistoricalState {
         }
         for n in self.number + 1 + later.len() as u64..=head_number {
             let Some(block) = store.canonical_hash(n)? else { return Ok(None) };
-            let set = store.change_set(&block)?.ok_or(HistoryError::MissingChangeSet(block))?;
-            later.push((block, Arc::new(set)));
+            later.push((block, store.indexed_change_set(block)?));
         }
         // What was read must lead to the head, and the head must still be it.
         let reached = later.last().map_or(self.hash, |(hash, _)| *hash);

@@ -73,12 +73,13 @@ pub fn tracer_timeout(opts: &GethDebugTracingOptions) -> Result<std::time::Durat
     }
 }
 
-/// Traces the transactions of `block` (sent by `senders`) that `wanted` selects, on
-/// `parent` (the state after the block's parent). One result per selected transaction,
-/// in block order: its trace, or [`TraceError::Timeout`] for one that ran out of time
-/// (replayed again untraced, so the transactions after it see the block's state, as in
-/// geth's block traces). The replay stops after the last one selected. The struct
-/// logger's size budget is the block's, shared by its traces.
+/// Traces the transactions of `block` (sent by `senders`, given at least up to the last
+/// one selected) that `wanted` selects, on `parent` (the state after the block's
+/// parent). One result per selected transaction, in block order: its trace, or
+/// [`TraceError::Timeout`] for one that ran out of time (replayed again untraced, so the
+/// transactions after it see the block's state, as in geth's block traces). The replay
+/// stops after the last one selected. The struct logger's size budget is the block's,
+/// shared by its traces.
 ///
 /// # Errors
 /// [`TraceError`] when the block cannot be replayed at all, or

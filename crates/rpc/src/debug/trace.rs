@@ -79,13 +79,14 @@ impl EthRpc {
         let state = chain.store.state_at(parent)?;
         let db = StoreDb::new(chain.store.clone(), parent, block.header.number - 1)
             .with_source(Some(Arc::new(state)));
-        let senders: Vec<Address> = block
-            .body
-            .transactions
-            .iter()
-            .map(|tx| tx.recover_signer())
-            .collect::<Result<_, _>>()
-            .map_err(|e| EthApiError::Internal(format!("a stored transaction's sender: {e}")))?;
+        // The senders of the transactions up to the last one traced: the replay stops
+        // there.
+        let txs = &block.body.transactions;
+        let count = (0..txs.len()).rev().find(|i| wanted(*i)).map_or(0, |last| last + 1);
+        let senders: Vec<Address> =
+            txs[..count].iter().map(|tx| tx.recover_signer()).collect::<Result<_, _>>().map_err(
+                |e| EthApiError::Internal(format!("a stored transaction's sender: {e}")),
+            )?;
         let traces =
             ethrex_vm::trace::trace_block(db, block, &senders, &chain.config, &wanted, opts)
                 .map_err(|e| EthApiError::Trace(e.to_string()))?;
@@ -266,6 +267,11 @@ fn geth_shape(trace: &mut Value, opts: &GethDebugTracingOptions, tx_gas: u64) {
         Some(GethDebugBuiltInTracerType::CallTracer) => {
             if let Some(frame) = trace.as_object_mut() {
                 frame.insert("gas".into(), json!(format!("{tx_gas:#x}")));
+                // revm-inspectors sums up an Amsterdam transaction's gas dimensions on the
+                // top frame; geth's call tracer does not (the receipt has the gas used).
+                for key in ["executionGasUsed", "stateGasUsed", "gasRefund", "stateGasRefund"] {
+                    frame.remove(key);
+                }
             }
         }
         Some(GethDebugBuiltInTracerType::PreStateTracer) => {

@@ -132,8 +132,12 @@ impl EthTransactionsApiServer for EthRpc {
         let Some(location) = store.transaction_location(&hash)? else { return Ok(None) };
         let header = store.header(&location.block_hash)?.ok_or(EthApiError::HeaderNotFound)?;
         let block = Block { header, body: location.body };
-        let receipts = self.receipts_of(location.block_hash, &block)?;
-        Ok(receipts.into_iter().nth(location.index))
+        let hash = location.block_hash;
+        let receipts = self.stored_receipts(hash)?;
+        let at = self.block_context(hash, &block.header);
+        crate::receipt::transaction_receipt(&block, &receipts, location.index, at)
+            .map(Some)
+            .ok_or_else(|| mismatch(hash))
     }
 
     fn block_receipts(&self, id: BlockId) -> EthResult<Option<Vec<Value>>> {
@@ -158,12 +162,21 @@ impl EthTransactionsApiServer for EthRpc {
 impl EthRpc {
     /// Every receipt of the stored block `hash`, in RPC form.
     fn receipts_of(&self, hash: B256, block: &Block) -> EthResult<Vec<Value>> {
-        let receipts =
-            self.node().chain.store.receipts(&hash)?.ok_or_else(|| {
-                EthApiError::Internal(format!("receipts of block {hash} missing"))
-            })?;
-        block_receipts(block, &receipts, self.block_context(hash, &block.header)).ok_or_else(|| {
-            EthApiError::Internal(format!("receipts of block {hash} do not match its transactions"))
-        })
+        let receipts = self.stored_receipts(hash)?;
+        block_receipts(block, &receipts, self.block_context(hash, &block.header))
+            .ok_or_else(|| mismatch(hash))
     }
+
+    /// The stored receipts of block `hash`.
+    fn stored_receipts(&self, hash: B256) -> EthResult<Vec<ethrex_common::Receipt>> {
+        self.node()
+            .chain
+            .store
+            .receipts(&hash)?
+            .ok_or_else(|| EthApiError::Internal(format!("receipts of block {hash} missing")))
+    }
+}
+
+fn mismatch(hash: B256) -> EthApiError {
+    EthApiError::Internal(format!("receipts of block {hash} do not match its transactions"))
 }

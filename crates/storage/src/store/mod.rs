@@ -55,6 +55,8 @@ pub struct Store {
     /// How many bytes of decoded account trie nodes `preserved` may hold, and of storage
     /// trie nodes `preserved_storage` (`set_trie_memory`; `TRIE_MEMORY_BYTES` by default).
     trie_memory: Arc<std::sync::atomic::AtomicUsize>,
+    /// Change sets decoded and indexed for history reads (`history`).
+    pub(crate) change_sets: Arc<crate::history::ChangeSetCache>,
 }
 
 impl Store {
@@ -79,6 +81,7 @@ impl Store {
             preserved: Arc::default(),
             preserved_storage: Arc::default(),
             trie_memory: Arc::new(TRIE_MEMORY_BYTES.into()),
+            change_sets: Arc::new(crate::history::change_set_cache()),
         }
     }
 
@@ -173,6 +176,7 @@ impl Store {
         self.flat.accounts.clear();
         self.flat.storage.clear();
         self.flat.code.clear();
+        self.change_sets.clear();
         Ok(())
     }
 
