@@ -27,7 +27,7 @@ pub(crate) fn pending_json(pooled: &PooledTx, base_fee: u64) -> Value {
         for field in ["blockHash", "blockNumber", "transactionIndex"] {
             object.insert(field.into(), Value::Null);
         }
-        object.remove("blockTimestamp");
+        object.shift_remove("blockTimestamp");
     }
     value
 }

@@ -257,10 +257,10 @@ fn geth_shape(trace: &mut Value, opts: &GethDebugTracingOptions, tx_gas: u64) {
                     log.insert("error".into(), json!(geth));
                 }
                 if log.get("refund").and_then(Value::as_u64) == Some(0) {
-                    log.remove("refund");
+                    log.shift_remove("refund");
                 }
                 if log.get("returnData").and_then(Value::as_str) == Some("0x") {
-                    log.remove("returnData");
+                    log.shift_remove("returnData");
                 }
             }
         }
@@ -270,7 +270,7 @@ fn geth_shape(trace: &mut Value, opts: &GethDebugTracingOptions, tx_gas: u64) {
                 // revm-inspectors sums up an Amsterdam transaction's gas dimensions on the
                 // top frame; geth's call tracer does not (the receipt has the gas used).
                 for key in ["executionGasUsed", "stateGasUsed", "gasRefund", "stateGasRefund"] {
-                    frame.remove(key);
+                    frame.shift_remove(key);
                 }
             }
         }

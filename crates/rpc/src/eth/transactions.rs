@@ -129,15 +129,15 @@ impl EthTransactionsApiServer for EthRpc {
 
     fn transaction_receipt(&self, StrictHash(hash): StrictHash) -> EthResult<Option<Value>> {
         let store = &self.node().chain.store;
-        let Some(location) = store.transaction_location(&hash)? else { return Ok(None) };
-        let header = store.header(&location.block_hash)?.ok_or(EthApiError::HeaderNotFound)?;
-        let block = Block { header, body: location.body };
-        let hash = location.block_hash;
-        let receipts = self.stored_receipts(hash)?;
-        let at = self.block_context(hash, &block.header);
-        crate::receipt::transaction_receipt(&block, &receipts, location.index, at)
+        let Some(number) = store.transaction_block_number(&hash)? else { return Ok(None) };
+        let Some(block_hash) = store.canonical_hash(number)? else { return Ok(None) };
+        let Some(entry) = self.receipts.get(store, block_hash)? else { return Ok(None) };
+        // Not in the canonical block at that number: a reorg took it out.
+        let Some(index) = entry.position(&hash) else { return Ok(None) };
+        let at = self.block_context(block_hash, &entry.block.header);
+        crate::receipt::transaction_receipt(&entry.block, &entry.receipts, index, at)
             .map(Some)
-            .ok_or_else(|| mismatch(hash))
+            .ok_or_else(|| mismatch(block_hash))
     }
 
     fn block_receipts(&self, id: BlockId) -> EthResult<Option<Vec<Value>>> {

@@ -75,11 +75,18 @@ impl Store {
         }
     }
 
+    /// The number of the block that held transaction `tx_hash` when that block was
+    /// committed; the canonical block at that number may since be another (a reorg), so
+    /// a reader checks that it holds the transaction ([`Self::transaction_location`] does).
+    pub fn transaction_block_number(&self, tx_hash: &B256) -> Result<Option<u64>, StoreError> {
+        self.read::<TxNumbers>(tx_hash)
+    }
+
     /// Where the canonical chain holds transaction `tx_hash`: its block's hash and number,
     /// its index there, and the block's body. `None` when no canonical block holds it
     /// (never included, or included in a block a reorg took away).
     pub fn transaction_location(&self, tx_hash: &B256) -> Result<Option<TxLocation>, StoreError> {
-        let Some(number) = self.read::<TxNumbers>(tx_hash)? else { return Ok(None) };
+        let Some(number) = self.transaction_block_number(tx_hash)? else { return Ok(None) };
         let Some(block_hash) = self.canonical_hash(number)? else { return Ok(None) };
         let Some(body) = self.body(&block_hash)? else { return Ok(None) };
         let index = body.transactions.iter().position(|tx| tx.tx_hash() == tx_hash);
