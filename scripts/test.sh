@@ -91,6 +91,8 @@ echo "   subscription, traces (bench/web3-compare.sh)"
 bench/web3-compare.sh
 # Its helpers' unit tests (after the script, which installs web3.py if missing).
 PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s bench -p 'test_web3_compare.py'
+echo "== JSON-RPC requests per second against geth on a small stress chain, every answer compared first (bench/rpc-speed.sh --quick)"
+bench/rpc-speed.sh --quick
 echo "== transactions, blob transactions and a pool-built payload between us and geth (bench/geth-txpool.sh)"
 bench/geth-txpool.sh
 echo "== the pool under load against geth, a minute-long version (bench/txpool-load.sh --quick)"
