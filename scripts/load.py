@@ -16,7 +16,11 @@ One fresh node on free 127.0.0.1 ports, driven for `--seconds` by concurrent cli
 - slow clients: waves of idle sockets, half-sent headers, half-sent bodies and clients
   that never read their answer, on both RPC ports;
 - garbage peers: connections to the RLPx port sending random bytes or a truncated
-  handshake, opened and closed repeatedly.
+  handshake, opened and closed repeatedly;
+- hostile RPC: requests past the node's limits (oversized batches, huge log ranges, the
+  filter table filled), calls of code that loops forever, deep struct-logger traces of the
+  heaviest blocks, bad block tags and params; each must get the expected error or a
+  correct bounded answer within its bound, while the feed and the readers keep theirs.
 
 The node's RSS and open descriptors are sampled every second. At the end the head must be
 the fixture's last block, every valid call answered correctly, every invalid call
@@ -68,6 +72,50 @@ def log(msg: str) -> None:
 
 def rand_hash(rng: random.Random) -> str:
     return "0x" + rng.randbytes(32).hex()
+
+
+# Runtime code that never stops by itself: JUMPDEST PUSH1 0 JUMP (12 gas a round), so it
+# runs until its gas (or the node's EVM time limit) runs out.
+LOOP_CODE = "0x5b600056"
+
+
+def loop_call(rng: random.Random) -> Tuple[dict, dict]:
+    """A call to a fresh address, and the state override giving it the endless code."""
+    to = "0x" + rng.randbytes(20).hex()
+    return {"from": "0x" + rng.randbytes(20).hex(), "to": to}, {to: {"code": LOOP_CODE}}
+
+
+def short(value, limit: int = 200) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def rpc_error(reply) -> Optional[Tuple[int, str]]:
+    """(code, message) if `reply` is one JSON-RPC error object, else None."""
+    if isinstance(reply, dict) and isinstance(reply.get("error"), dict) and "result" not in reply:
+        return reply["error"].get("code"), str(reply["error"].get("message", ""))
+    return None
+
+
+# The struct logger's size budget (docs/rpc.md, "Limits").
+TOO_LARGE = "trace larger than 128 MiB"
+
+
+def expect_error(codes: Tuple[int, ...], *messages: str):
+    """A hostile check: one JSON-RPC error, its code in `codes`, its message containing
+    one of `messages` (any message if none given). A request that reads state while
+    blocks are imported keeps reading its block (docs/rpc.md: the view follows the head),
+    so `the head moved ...; retry` is a failure like any other unexpected answer."""
+    def check(reply):
+        err = rpc_error(reply)
+        if err is None:
+            return f"expected error {'/'.join(map(str, codes))} {' or '.join(map(repr, messages))}, got {short(reply)}", ""
+        code, message = err
+        if code not in codes or (messages and not any(m in message for m in messages)):
+            return (f"error {code} {message[:200]!r}, expected code {'/'.join(map(str, codes))}"
+                    f"{' with ' + ' or '.join(map(repr, messages)) if messages else ''}"), ""
+        return "", f"error {code} " + next((m for m in messages if m in message), message[:48])
+    return check
 
 
 # --------------------------------------------------------------------------- fixture
@@ -125,6 +173,16 @@ class Chain:
         self.index = {h: n for n, h in enumerate(self.hashes)}
         self.tx_hashes = [[]] + [[tx["hash"].lower() for tx in b.get("transactions") or []] for b in blocks]
         self.headers = [None] + [payload.decode_block(b["rlp"]).header for b in blocks]
+        # The heaviest blocks (by gas used) and transactions (by gas limit: the fixture has
+        # no receipts), for the hostile client's deep traces.
+        gas_used = payload.HEADER_FIELDS.index("gasUsed")
+        by_gas = sorted(range(1, len(self.headers)),
+                        key=lambda n: -int.from_bytes(self.headers[n][gas_used], "big"))
+        self.heavy_blocks = sorted(by_gas[:8])
+        txs = [(int(str(tx.get("gasLimit") or tx.get("gas") or "0x0"), 16), n, tx["hash"].lower())
+               for n, b in enumerate(blocks, start=1) for tx in b.get("transactions") or []]
+        txs.sort(key=lambda t: (-t[0], t[1]))
+        self.heavy_txs = [(n, h, g) for g, n, h in txs[:16]]
         # Params pre-encoded once: the feed re-sends them many times.
         self.params_json = [None] + [json.dumps(c.params, separators=(",", ":")) for c in self.calls]
 
@@ -329,6 +387,7 @@ class Stats:
         self.failures: List[str] = []
         self.failure_count = 0
         self.notes: Dict[str, int] = defaultdict(int)
+        self.outcomes: Dict[Tuple[str, str], int] = defaultdict(int)
 
     def record(self, label: str, kind: str, seconds: float, ok: bool, why: str = "") -> None:
         with self.lock:
@@ -350,6 +409,11 @@ class Stats:
     def note(self, what: str, count: int = 1) -> None:
         with self.lock:
             self.notes[what] += count
+
+    def outcome(self, label: str, cls: str) -> None:
+        """How an expected hostile answer looked (its outcome class)."""
+        with self.lock:
+            self.outcomes[(label, cls)] += 1
 
     def totals(self, kind: str) -> Tuple[int, int]:
         with self.lock:
@@ -1008,6 +1072,499 @@ class Load:
 
         self.timed(f"batch (2 valid + 1 unknown)@{name}", "valid", fn_safe, check)
 
+    # ---- hostile RPC: requests that try to hold or break the node
+
+    def hostile(self, index: int) -> None:
+        """Requests past the node's limits (docs/rpc.md, "Limits") and calls that would run
+        forever, in a loop on the HTTP port (a share on the Engine API port, which serves
+        the same methods behind the JWT). Each must get the expected error, or a correct
+        bounded answer, within its bound, on a connection of its own (so a dropped
+        connection is never retried away). Once per port, the filter table is filled to
+        its limit and emptied again. Paced to be busy --hostile-duty of the time."""
+        args = self.args
+        rng = random.Random(args.seed + 200 + index)
+        clients = {
+            "": Http(self.node.http_port, None, args.hostile_timeout, keepalive=False),
+            "@auth": Http(self.node.auth_port, self.node.secret, args.hostile_timeout, keepalive=False),
+        }
+        steps = [
+            (3, self.h_batch), (3, self.h_logs), (8, self.h_loop), (2, self.h_deep_trace),
+            (4, self.h_block_tags), (5, self.h_bad_params),
+        ]
+        # Deep traces take seconds of a core (on two, the import's) and mostly end `head
+        # moved` while blocks are imported: only once the feed is done (its re-sends and
+        # forkchoices go on beside them).
+        importing = [w if f != self.h_deep_trace else 0 for w, f in steps]
+        steady = [w for w, _ in steps]
+        # The flood costs the node seconds of a core (each install looks at every filter):
+        # after the feed, if 15 s remain (in a --quick run, often not).
+        flood_at = self.t0 + args.seconds * 0.3
+        # The filter tables are per port and shared: one thread fills them.
+        flooded = set() if index == 0 else {"", "@auth"}
+        while self.running():
+            sfx = "@auth" if rng.random() < args.hostile_auth_share else ""
+            client = clients[sfx]
+            started = time.monotonic()
+            if sfx not in flooded and self.feed_done_at and time.monotonic() >= flood_at \
+                    and time.monotonic() + 15 < self.deadline:
+                flooded.add(sfx)
+                self.h_filter_flood(client, sfx)
+            else:
+                rng.choices(steps, steady if self.feed_done_at else importing)[0][1](client, rng, sfx)
+            # Busy at most --hostile-duty of the time: most of these requests keep a core
+            # busy for as long as they take, and the import must keep the rest.
+            took = time.monotonic() - started
+            self.stop.wait(max(rng.uniform(0, args.pause), took * (1 - args.hostile_duty) / args.hostile_duty))
+        for client in clients.values():
+            client.close()
+
+    def h_request(self, client: Http, label: str, request, check, bound: float = 30.0) -> Optional[object]:
+        """One hostile request (a call or a batch): `check(reply)` -> (why, outcome class),
+        why '' when the answer is the expected one. Also a failure: no answer within the
+        client's wait, a dropped connection, an HTTP status other than 200, a body that is
+        not JSON, an expected answer slower than `bound` s. Returns the reply if it was
+        the expected one."""
+        body = request if isinstance(request, bytes) else json.dumps(request).encode()
+        start = time.monotonic()
+        why, cls, reply = "", "", None
+        try:
+            status, raw = client.post(body)
+        except TimeoutError:
+            why = f"no answer within the client's wait of {client.timeout:.0f} s"
+        except (OSError, http.client.HTTPException) as err:
+            why = f"connection dropped: {type(err).__name__}: {err}"
+        elapsed = time.monotonic() - start
+        if not why:
+            if status != 200:
+                why = f"HTTP {status}{' (server error)' if status >= 500 else ''}: {raw[:200]!r}"
+            else:
+                try:
+                    reply = json.loads(raw)
+                except ValueError:
+                    why = f"HTTP 200 with a body that is not JSON: {raw[:200]!r}"
+                else:
+                    try:
+                        why, cls = check(reply)
+                    except (AttributeError, KeyError, TypeError, ValueError, IndexError) as err:
+                        why = f"answer of the wrong shape ({type(err).__name__}: {err}): {short(reply)}"
+            del raw
+        if not why and elapsed > bound:
+            why = f"answered ({cls}) after {elapsed:.1f} s, over the bound of {bound:.0f} s"
+        self.stats.record(label, "hostile", elapsed, not why, why)
+        if why:
+            return None
+        self.stats.outcome(label, cls)
+        return reply
+
+    def h_call(self, client: Http, label: str, method: str, params, check, bound: float = 30.0):
+        return self.h_request(client, label, {"jsonrpc": "2.0", "id": next(Http.ids), "method": method, "params": params},
+                              check, bound)
+
+    def h_batch(self, client: Http, rng: random.Random, sfx: str) -> None:
+        """1,001 calls in a batch: one error (-32010), none of them run (so 1,001 endless
+        calls are refused at once); exactly 1,000: 1,000 answers."""
+        cid = self.chain.chain_id
+        kind = rng.randrange(4)
+        if kind == 3:
+            # Within the limit, each call endless: each answered `out of gas` (the batch
+            # limit bounds the calls, not their work: ~0.1 s of EVM each).
+            calls = []
+            for i in range(1, 21):
+                call, over = loop_call(rng)
+                calls.append({"jsonrpc": "2.0", "id": i, "method": "eth_call", "params": [call, "latest", over]})
+            check_each = expect_error((-32000,), "out of gas", "execution aborted (timeout = 5s)")
+
+            def check(reply):
+                if not isinstance(reply, list) or sorted(r["id"] for r in reply) != list(range(1, 21)):
+                    return f"a batch of 20: expected 20 answers, got {short(reply)}", ""
+                for r in reply:
+                    why, _ = check_each(r)
+                    if why:
+                        return f"a batch of 20 endless calls: {why}", ""
+                return "", "20 errors out of gas"
+
+            self.h_request(client, "hostile:batch of 20 endless eth_call" + sfx, calls, check)
+            return
+        if kind == 0:
+            calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_chainId", "params": []} for i in range(1, 1001)]
+
+            def check(reply):
+                if not isinstance(reply, list) or len(reply) != 1000:
+                    return f"a batch of 1,000: expected 1,000 answers, got {short(reply)}", ""
+                ids = sorted(r["id"] for r in reply if int(r.get("result") or "0x0", 16) == cid)
+                if ids != list(range(1, 1001)):
+                    return f"a batch of 1,000: {len(ids)} right answers, e.g. {short(reply[:3])}", ""
+                return "", "1,000 answers"
+
+            self.h_request(client, "hostile:batch of 1,000 eth_chainId" + sfx, calls, check)
+            return
+        if kind == 1:
+            label = "hostile:batch of 1,001 eth_chainId"
+            calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_chainId", "params": []} for i in range(1, 1002)]
+        else:
+            label = "hostile:batch of 1,001 endless eth_call"
+            calls = []
+            for i in range(1, 1002):
+                call, over = loop_call(rng)
+                calls.append({"jsonrpc": "2.0", "id": i, "method": "eth_call", "params": [call, "latest", over]})
+
+        def check_big(reply):
+            if not isinstance(reply, dict) or "result" in reply:
+                return f"expected one error object, got {short(reply)}", ""
+            code = (reply.get("error") or {}).get("code")
+            if code != -32010 or reply.get("id") is not None:
+                return f"expected error -32010 with id null, got {short(reply)}", ""
+            return "", "error -32010"
+
+        self.h_request(client, label + sfx, calls, check_big, bound=10.0)
+
+    def h_logs(self, client: Http, rng: random.Random, sfx: str) -> None:
+        c = self.chain
+        head = self.range_now()
+        kind = rng.randrange(6)
+        past_head = "block range extends beyond current head block"
+        if kind == 0:
+            filt = {"fromBlock": "0x0", "toBlock": hex(c.last + rng.randint(10 ** 6, 10 ** 12))}
+            label, check = "hostile:eth_getLogs(0 to far past the head)", expect_error((-32602,), past_head)
+        elif kind == 1:
+            # Over 100,000 blocks: on a chain this short such a range also passes the head,
+            # and geth's range-past-head error is checked first (eth/logs.rs).
+            low = rng.randint(0, head)
+            filt = {"fromBlock": hex(low), "toBlock": hex(low + 100_000 + rng.randint(0, 10 ** 6))}
+            label, check = "hostile:eth_getLogs(over 100,000 blocks)", expect_error((-32602, -32005), past_head, "exceeds the limit")
+        elif kind == 2 and head >= 1:
+            filt = {"fromBlock": hex(head), "toBlock": "0x0"}
+            label, check = "hostile:eth_getLogs(reversed range)", expect_error((-32602,), "invalid block range params")
+        elif kind == 3:
+            filt = {"blockHash": rand_hash(rng)}
+            label, check = "hostile:eth_getLogs(unknown blockHash)", expect_error((-32000,), "unknown block")
+        else:
+            filt = {"fromBlock": "earliest", "toBlock": "latest"}
+            label = "hostile:eth_getLogs(whole chain, no filter)"
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    if err[0] == -32005 and "more than 10000 results" in err[1]:
+                        return "", "error -32005 more than 10000 results"
+                    return f"expected logs or -32005, got error {err}", ""
+                logs = reply["result"]
+                if not isinstance(logs, list) or len(logs) > 10_000:
+                    return f"expected at most 10,000 logs, got {short(logs)}", ""
+                if not logs:
+                    return "", "result (no logs)"
+                high, last = self.range_high(), -1
+                for i in sorted({0, len(logs) - 1} | set(rng.sample(range(len(logs)), min(64, len(logs))))):
+                    n = int(logs[i]["blockNumber"], 16)
+                    if n < last or n > high or c.hashes[n] != logs[i]["blockHash"].lower():
+                        return f"log {i}: block {n} {logs[i].get('blockHash')} (head at most {high})", ""
+                    last = n
+                return "", "result"
+
+        self.h_call(client, label + sfx, "eth_getLogs", [filt], check, bound=60.0)
+
+    def h_loop(self, client: Http, rng: random.Random, sfx: str) -> None:
+        """Calls whose code loops until its gas or time runs out (JUMPDEST PUSH1 0 JUMP)."""
+        call, over = loop_call(rng)
+        kind = rng.randrange(10)
+        timeout = "execution aborted (timeout = 5s)"
+        if kind in (0, 1):
+            if kind == 1:
+                call["gas"] = hex(10 ** 12)  # far over the gas cap: clamped to it
+            self.h_call(client, f"hostile:eth_call(endless{', huge gas' if kind else ''})" + sfx, "eth_call",
+                        [call, "latest", over], expect_error((-32000,), "out of gas", timeout))
+        elif kind == 2:
+            self.h_call(client, "hostile:eth_estimateGas(endless)" + sfx, "eth_estimateGas", [call, "latest", over],
+                        expect_error((-32000,), "gas required exceeds allowance", timeout))
+        elif kind == 3:
+            # No state overrides in eth_createAccessList: a creation whose init code loops.
+            create = {"from": call["from"], "data": LOOP_CODE}
+            self.h_call(client, "hostile:eth_createAccessList(endless creation)" + sfx, "eth_createAccessList",
+                        [create, "latest"], expect_error((-32000,), "gas required exceeds allowance", timeout))
+        elif kind == 4:
+            create = {"from": call["from"], "data": LOOP_CODE, "gas": hex(50_000_000)}
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32000,), timeout, "did not settle")(reply)
+                r = reply["result"]
+                if not isinstance(r.get("accessList"), list) or not str(r.get("error", "")).startswith("out of gas"):
+                    return f"expected an access list with error 'out of gas', got {short(r)}", ""
+                return "", "result, error out of gas"
+
+            self.h_call(client, "hostile:eth_createAccessList(endless creation, 50M gas)" + sfx, "eth_createAccessList",
+                        [create, "latest"], check)
+        elif kind in (5, 6):
+            opts = {"tracer": "callTracer", "stateOverrides": over}
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32000,), "execution timeout")(reply)
+                frame = reply["result"]
+                if frame.get("to", "").lower() != call["to"] or not str(frame.get("error", "")).startswith("out of gas"):
+                    return f"expected a call frame to {call['to']} with error 'out of gas', got {short(frame)}", ""
+                return "", "result, top frame out of gas"
+
+            self.h_call(client, "hostile:debug_traceCall(endless, callTracer)" + sfx, "debug_traceCall",
+                        [call, "latest", opts], check)
+        elif kind == 7:
+            if rng.random() < 0.5:
+                opts = {"timeout": "10ms", "stateOverrides": over}
+                self.h_call(client, "hostile:debug_traceCall(endless, struct logger, 10ms)" + sfx, "debug_traceCall",
+                            [call, "latest", opts], expect_error((-32000,), "execution timeout"))
+                return
+            # The struct logger over the endless code with 1M gas (~260k steps, a 24 MB
+            # answer): every gas unit used, failed. With the whole cap (50M) it records
+            # ~3 GB of steps before its 5 s timeout, so that one is --hostile-unbounded's.
+            unbounded = self.args.hostile_unbounded and rng.random() < 0.5
+            gas = 50_000_000 if unbounded else 1 << 20
+            if not unbounded:
+                call["gas"] = hex(gas)
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32000, -32008), "execution timeout", TOO_LARGE, "Response is too big")(reply)
+                r = reply["result"]
+                if r.get("failed") is not True or r.get("gas") != gas or not r.get("structLogs"):
+                    return f"expected a failed trace using {gas} gas, got {short(r)}", ""
+                return "", "result, failed (out of gas)"
+
+            self.h_call(client, f"hostile:debug_traceCall(endless, struct logger, {'50M' if unbounded else '1M'} gas)" + sfx,
+                        "debug_traceCall", [call, "latest", {"stateOverrides": over}], check,
+                        bound=self.args.hostile_timeout)
+        elif kind == 8:
+            tracer = rng.choice(["noopTracer", "4byteTracer"])
+            opts = {"tracer": tracer, "stateOverrides": over}
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32000,), "execution timeout")(reply)
+                return ("", "result {}") if reply["result"] == {} else (f"expected {{}}, got {short(reply)}", "")
+
+            self.h_call(client, f"hostile:debug_traceCall(endless, {tracer})" + sfx, "debug_traceCall",
+                        [call, "latest", opts], check)
+        else:
+            # One endless call with the whole cap, or five with 10M each (the cap in all).
+            many = rng.random() < 0.5
+            calls = [dict(call, gas=hex(10_000_000)) for _ in range(5)] if many else [call]
+            blocks = [{"stateOverrides": over, "calls": calls}]
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32603,), timeout)(reply)
+                result = reply["result"]
+                if not isinstance(result, list) or len(result) != 1 or len(result[0]["calls"]) != len(calls):
+                    return f"expected 1 block of {len(calls)} calls, got {short(result)}", ""
+                for r in result[0]["calls"]:
+                    e = r.get("error") or {}
+                    if r.get("status") != "0x0" or e.get("code") != -32015 or not str(e.get("message")).startswith("out of gas"):
+                        return f"expected each call failed with -32015 out of gas, got {short(r)}", ""
+                return "", "result, calls out of gas (-32015)"
+
+            self.h_call(client, f"hostile:eth_simulateV1(endless x{len(calls)})" + sfx, "eth_simulateV1",
+                        [{"blockStateCalls": blocks}, "latest"], check)
+
+    def h_deep_trace(self, client: Http, rng: random.Random, sfx: str) -> None:
+        """The struct logger (the default, the most expensive tracer) over the chain's
+        heaviest transactions and blocks: a trace, `execution timeout` (per transaction),
+        or the response limit's error; never a hang or a dropped connection."""
+        c = self.chain
+        head = self.range_now()
+        txs = [(n, h) for n, h, _ in c.heavy_txs if n <= head]
+        blocks = [n for n in c.heavy_blocks if n <= head]
+        memory = rng.random() < 0.5
+        opts = {"enableMemory": True} if memory else {}
+        what = "struct logger" + (", memory" if memory else "")
+        too_big = "Response is too big"
+        if txs and rng.random() < 0.6:
+            n, h = rng.choice(txs)
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32000, -32008), "execution timeout", TOO_LARGE, too_big)(reply)
+                r = reply["result"]
+                if not isinstance(r.get("structLogs"), list) or not isinstance(r.get("gas"), int) or "failed" not in r:
+                    return f"not a struct log trace: {short(r)}", ""
+                return "", "result"
+
+            self.h_call(client, f"hostile:debug_traceTransaction(heavy, {what})" + sfx, "debug_traceTransaction",
+                        [h, opts], check, bound=self.args.hostile_timeout)
+        elif blocks:
+            n = rng.choice(blocks)
+
+            def check(reply):
+                err = rpc_error(reply)
+                if err is not None:
+                    return expect_error((-32000, -32008), TOO_LARGE, too_big)(reply)
+                entries = reply["result"]
+                if not isinstance(entries, list) or [e.get("txHash", "").lower() for e in entries] != c.tx_hashes[n]:
+                    return f"block {n}: expected one entry per transaction ({len(c.tx_hashes[n])}), got {short(entries)}", ""
+                timeouts = 0
+                for e in entries:
+                    if "result" in e and isinstance(e["result"].get("structLogs"), list):
+                        continue
+                    if e.get("error") == "execution timeout":
+                        timeouts += 1
+                        continue
+                    return f"block {n}: entry {short(e)}", ""
+                self.stats.note(f"hostile deep block traces: transactions timed out", timeouts)
+                return "", "result" if not timeouts else "result with execution timeout entries"
+
+            self.h_call(client, f"hostile:debug_traceBlockByNumber(heavy, {what})" + sfx, "debug_traceBlockByNumber",
+                        [hex(n), opts], check, bound=self.args.hostile_timeout)
+
+    def h_block_tags(self, client: Http, rng: random.Random, sfx: str) -> None:
+        c = self.chain
+        a = rng.choice(list(c.fixed_balance))
+        past = hex(c.last + rng.randint(1000, 10 ** 9))
+        unknown = {"blockHash": rand_hash(rng)}
+        not_found = expect_error((-32000,), "header not found")
+        bad = expect_error((-32602,))
+        cases = [
+            ("eth_getBalance(pending-ish)", "eth_getBalance", [a, "pending-ish"], bad),
+            ("eth_getBalance(0xzz)", "eth_getBalance", [a, "0xzz"], bad),
+            ("eth_getBlockByNumber(pending-ish)", "eth_getBlockByNumber", ["pending-ish", False], bad),
+            ("eth_call(0xzz)", "eth_call", [{"to": a}, "0xzz"], bad),
+            ("eth_getBalance(past the head)", "eth_getBalance", [a, past], not_found),
+            ("eth_getCode(past the head)", "eth_getCode", [a, past], not_found),
+            ("eth_call(past the head)", "eth_call", [{"to": a}, past], not_found),
+            ("eth_feeHistory(past the head)", "eth_feeHistory", ["0x4", past, []], not_found),
+            ("debug_traceBlockByNumber(past the head)", "debug_traceBlockByNumber", [past],
+             expect_error((-32000,), "not found")),
+            ("eth_getBalance(unknown blockHash)", "eth_getBalance", [a, unknown], not_found),
+            ("eth_getTransactionCount(unknown blockHash)", "eth_getTransactionCount", [a, unknown], not_found),
+            ("eth_call(unknown blockHash)", "eth_call", [{"to": a}, unknown], not_found),
+            ("eth_getBalance(unknown blockHash, requireCanonical)", "eth_getBalance",
+             [a, dict(unknown, requireCanonical=True)], expect_error((-32602,), "not currently canonical")),
+            ("eth_getBlockByNumber(blockHash object)", "eth_getBlockByNumber", [unknown, False], bad),
+        ]
+        label, method, params, check = rng.choice(cases)
+        self.h_call(client, "hostile:" + label + sfx, method, params, check)
+
+    def h_bad_params(self, client: Http, rng: random.Random, sfx: str) -> None:
+        c = self.chain
+        a = rng.choice(list(c.fixed_balance))
+        unknown_id = "0x" + (rng.randbytes(8)[0] | 0x80).to_bytes(1, "big").hex() + rng.randbytes(7).hex()
+        bad = expect_error((-32602,))
+        kind = rng.randrange(15)
+        if kind == 0:
+            method = "eth_" + rng.choice(["doesNotExist", "sign", "signTransaction", "mining", "hashrate", "submitWork"])
+            self.h_call(client, "hostile:unknown eth_ method" + sfx, method, [], expect_error((-32601,)))
+        elif kind == 1:
+            # Not served (engine_newPayloadV1: no pre-Shanghai payloads, on either port).
+            method = rng.choice(["debug_setHead", "admin_stopRPC", "miner_start", "personal_unlockAccount", "engine_newPayloadV1"])
+            self.h_call(client, "hostile:unknown method" + sfx, method, ["0x0"], expect_error((-32601,)))
+        elif kind == 2:
+            self.h_call(client, "hostile:eth_getProof(33-byte slot)" + sfx, "eth_getProof",
+                        [a, ["0x" + "11" * 33], "latest"], expect_error((-32602,), "storage key too long"))
+        elif kind == 3:
+            self.h_call(client, "hostile:eth_getProof(1,025 slots)" + sfx, "eth_getProof",
+                        [a, [hex(i) for i in range(1025)], "latest"], expect_error((-32602,), "too many slots"))
+        elif kind == 4:
+            self.h_call(client, "hostile:eth_getStorageValues(1,025 slots)" + sfx, "eth_getStorageValues",
+                        [{a: ["0x" + "00" * 31 + "%02x" % (i % 256) for i in range(1025)]}, "latest"],
+                        expect_error((-32602,), "too many slots"))
+        elif kind == 5:
+            percentiles = rng.choice([[50, 10], [10, 90, 50], [101], [-1]])
+            self.h_call(client, "hostile:eth_feeHistory(bad percentiles)" + sfx, "eth_feeHistory",
+                        ["0x5", "latest", percentiles], expect_error((-32602,), "invalid reward percentile"))
+        elif kind == 6:
+            low = self.range_now()
+
+            def check(reply):
+                r = reply["result"]
+                oldest, ratios = int(r["oldestBlock"], 16), r["gasUsedRatio"]
+                newest = oldest + len(ratios) - 1
+                if oldest != 0 or not low <= newest <= self.range_high() or len(ratios) > 1024:
+                    return f"{len(ratios)} blocks from {oldest} (head between {low} and {self.range_high()})", ""
+                if len(r["baseFeePerGas"]) != len(ratios) + 1 or len(r["reward"]) != len(ratios) \
+                        or any(len(x) != 3 for x in r["reward"]):
+                    return f"fee history of the wrong shape: {short(r)}", ""
+                return "", "result (bounded)"
+
+            self.h_call(client, "hostile:eth_feeHistory(2^40 blocks)" + sfx, "eth_feeHistory",
+                        [hex(1 << 40), "latest", [10, 50, 90]], check)
+        elif kind == 7:
+            filt = rng.choice([{"address": "0x1234"}, {"address": ["0x" + "ab" * 21]}, {"topics": [[], [], [], [], []]},
+                               {"topics": ["0x12"]}, {"fromBlock": "0xzz"}])
+            self.h_call(client, "hostile:eth_newFilter(bad filter)" + sfx, "eth_newFilter", [filt], bad)
+        elif kind == 8:
+            method = rng.choice(["eth_getFilterChanges", "eth_getFilterLogs"])
+            self.h_call(client, f"hostile:{method}(unknown id)" + sfx, method, [unknown_id],
+                        expect_error((-32000,), "filter not found"))
+        elif kind == 9:
+            self.h_call(client, "hostile:eth_uninstallFilter(unknown id)" + sfx, "eth_uninstallFilter", [unknown_id],
+                        lambda r: ("", "result false") if r.get("result") is False else (f"expected false: {short(r)}", ""))
+        elif kind == 10:
+            check = expect_error((-32601,), "notifications not supported")
+
+            self.h_call(client, "hostile:eth_subscribe over HTTP" + sfx, "eth_subscribe",
+                        [rng.choice(["newHeads", "logs", "newPendingTransactions", "syncing"])], check)
+        elif kind == 11:
+            self.h_pending_filter(client, rng, sfx)
+        elif kind == 12:
+            # (Extra params after the block are ignored, not refused as geth does: not sent.)
+            params = rng.choice([[{"to": a}], ["0x12", "latest"], ["0x" + "ab" * 21, "latest"], [a, 7]])
+            self.h_call(client, "hostile:eth_getBalance(wrong params)" + sfx, "eth_getBalance", params, bad)
+        elif kind == 13:
+            self.h_call(client, "hostile:eth_getBlockByNumber(params an object)" + sfx, "eth_getBlockByNumber",
+                        {"block": "latest"}, bad)
+        else:
+            self.h_call(client, "hostile:debug_traceTransaction(unknown tx)" + sfx, "debug_traceTransaction",
+                        [rand_hash(rng)], expect_error((-32000,), "transaction not found"))
+
+    def h_pending_filter(self, client: Http, rng: random.Random, sfx: str) -> None:
+        """eth_newPendingTransactionFilter: an id; polled: the hashes admitted since (none
+        here: nobody sends transactions), with `true` the transactions; uninstalled: true."""
+        full = rng.random() < 0.5
+        reply = self.h_call(client, "hostile:eth_newPendingTransactionFilter" + sfx, "eth_newPendingTransactionFilter",
+                            [True] if full else [],
+                            lambda r: ("", "result id") if int(r["result"], 16) > 0 else (f"not an id: {short(r)}", ""))
+        if reply is None:
+            return
+        fid = reply["result"]
+        self.h_call(client, "hostile:eth_getFilterChanges(pending filter)" + sfx, "eth_getFilterChanges", [fid],
+                    lambda r: ("", "result []") if r.get("result") == [] else (f"expected [] (no transactions sent): {short(r)}", ""))
+        self.h_call(client, "hostile:eth_uninstallFilter(pending filter)" + sfx, "eth_uninstallFilter", [fid],
+                    lambda r: ("", "result true") if r.get("result") is True else (f"expected true: {short(r)}", ""))
+
+    def h_filter_flood(self, client: Http, sfx: str) -> None:
+        """10,000 block filters (the limit) in batches of 1,000; one more: -32005; then
+        every one uninstalled (true)."""
+        ids: List[str] = []
+
+        def installed(reply):
+            if not isinstance(reply, list) or len(reply) != 1000:
+                return f"expected 1,000 answers, got {short(reply)}", ""
+            got = [r["result"] for r in reply if isinstance(r.get("result"), str)]
+            if len(got) != 1000:
+                return f"{1000 - len(got)} of 1,000 filters not installed (under the limit of 10,000): " \
+                       f"{short([r for r in reply if 'result' not in r][:2])}", ""
+            ids.extend(got)
+            return "", "1,000 filter ids"
+
+        for _ in range(10):
+            if not self.running():
+                break
+            calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_newBlockFilter", "params": []} for i in range(1000)]
+            if self.h_request(client, "hostile:filters: 1,000 eth_newBlockFilter" + sfx, calls, installed) is None:
+                break
+        if len(ids) == 10_000:
+            self.h_call(client, "hostile:filters: the 10,001st" + sfx, "eth_newBlockFilter", [],
+                        expect_error((-32005,), "too many filters"))
+        for start in range(0, len(ids), 1000):
+            chunk = ids[start:start + 1000]
+            calls = [{"jsonrpc": "2.0", "id": i, "method": "eth_uninstallFilter", "params": [f]} for i, f in enumerate(chunk)]
+            self.h_request(client, "hostile:filters: uninstall 1,000" + sfx, calls,
+                           lambda r: ("", "1,000 true") if isinstance(r, list) and len(r) == len(chunk)
+                           and all(x.get("result") is True for x in r) else (f"expected all true: {short(r)}", ""))
+
     # ---- oversized bodies
 
     def oversize(self) -> None:
@@ -1224,6 +1781,8 @@ class Load:
         workers.append(thread("reader-auth", self.reader, self.node.auth_port, self.node.secret, True, args.seed + 99, "@auth"))
         for target in (self.invalid_engine, self.invalid_misc, self.oversize, self.slow_clients, self.garbage_peers):
             workers.append(thread(target.__name__, target))
+        for i in range(args.hostile):
+            workers.append(thread(f"hostile{i}", self.hostile, i))
         log(f"load: {args.seconds} s on node pid {pid} (auth {self.node.auth_port}, http {self.node.http_port}, "
             f"p2p {self.node.p2p_port}); baseline RSS {self.baseline[0]:.0f} MB, {self.baseline[1]} fds "
             f"({self.baseline[2]} sockets), {len(workers)} client threads")
@@ -1237,15 +1796,16 @@ class Load:
                 s = self.samples[-1] if self.samples else None
                 valid, bad = self.stats.totals("valid")
                 inv, _ = self.stats.totals("invalid")
+                hostile, _ = self.stats.totals("hostile")
                 log(f"+{last_report - self.t0:.0f} s: head {self.range_now()}/{c.last}, {valid} valid calls "
-                    f"({self.stats.failure_count} failures), {inv} invalid, "
+                    f"({self.stats.failure_count} failures), {inv} invalid, {hostile} hostile, "
                     + (f"RSS {s[1]:.0f} MB, {s[2]} fds ({s[3]} sockets)" if s else ""))
         self.stop.set()
         self.join(workers)
         return self.finish()
 
     def join(self, workers) -> None:
-        limit = time.monotonic() + self.args.rpc_timeout + 30
+        limit = time.monotonic() + max(self.args.rpc_timeout, self.args.hostile_timeout) + 30
         for w in workers:
             w.join(max(0.1, limit - time.monotonic()))
         stuck = [w.name for w in workers if w.is_alive()]
@@ -1300,6 +1860,7 @@ class Load:
 
         valid, valid_bad = self.stats.totals("valid")
         invalid, invalid_bad = self.stats.totals("invalid")
+        hostile, hostile_bad = self.stats.totals("hostile")
         rss = [x[1] for x in self.samples] or [0.0]
         fds = [x[2] for x in self.samples] or [0]
         socks = [x[3] for x in self.samples] or [0]
@@ -1330,6 +1891,7 @@ class Load:
         status = "ok" if ok else "FAILED"
         print(f"\nload: {elapsed:.0f} s, {valid} valid calls {'all correct' if not valid_bad else f'({valid_bad} wrong)'}, "
               f"{invalid - invalid_bad} invalid calls refused{'' if not invalid_bad else f' ({invalid_bad} not)'}, "
+              f"{hostile - hostile_bad} hostile requests answered as expected{'' if not hostile_bad else f' ({hostile_bad} not)'}, "
               f"RSS max {max(rss):.0f} MB, fds max {max(fds)}, head {head_desc} {status}")
         return 0 if ok else 1
 
@@ -1352,7 +1914,8 @@ class Load:
     def report(self, elapsed, rss, fds, socks, end_sample, fd_bound, growth) -> None:
         st = self.stats
         print(f"\n{'method':52} {'kind':7} {'calls':>7} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-        for label in sorted(st.calls, key=lambda l: (st.kind[l] != "valid", l)):
+        order = {"valid": 0, "invalid": 1, "hostile": 2}
+        for label in sorted(st.calls, key=lambda l: (order.get(st.kind[l], 3), l)):
             lat = st.lat[label]
             print(f"{label:52} {st.kind[label]:7} {st.calls[label]:7} {st.errors[label]:6} "
                   f"{pct(lat, 50) * 1000:8.1f} {pct(lat, 99) * 1000:8.1f} {max(lat) * 1000:8.1f}")
@@ -1372,6 +1935,15 @@ class Load:
             print("how the node refused / answered:")
             for k, v in sorted(st.notes.items()):
                 print(f"  {k}: {v}")
+        if st.outcomes:
+            classes = defaultdict(int)
+            for (_, cls), v in st.outcomes.items():
+                classes[cls] += v
+            total, bad = st.totals("hostile")
+            print(f"hostile requests: {total} ({bad} unexpected answers); expected answers by outcome: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(classes.items(), key=lambda kv: -kv[1])))
+            for (label, cls), v in sorted(st.outcomes.items()):
+                print(f"  {label}: {cls}: {v}")
 
 
 # --------------------------------------------------------------------------- main
@@ -1406,8 +1978,19 @@ def main() -> int:
     ap.add_argument("--rss-growth", type=float, default=256, help="MB, steady-state growth limit")
     ap.add_argument("--fd-slack", type=int, default=16, help="sockets over the baseline allowed at the end")
     ap.add_argument("--file-slack", type=int, default=1024, help="non-socket fds (database files) over the baseline")
+    ap.add_argument("--hostile", type=int, default=1,
+                    help="hostile RPC threads (limits, endless calls, deep traces, bad params; 0: none)")
+    ap.add_argument("--hostile-auth-share", type=float, default=0.25,
+                    help="share of the hostile requests sent to the Engine API port")
+    ap.add_argument("--hostile-timeout", type=float, default=60.0, help="the hostile client's wait per request (s)")
+    ap.add_argument("--hostile-duty", type=float, default=0.5,
+                    help="the share of the time a hostile thread has a request open (it waits after each one)")
+    ap.add_argument("--hostile-unbounded", action="store_true",
+                    help="also the struct logger over endless code with the whole gas cap (~3 GB of RSS per request)")
     ap.add_argument("--keep-logs", help="copy the node's log here")
     args = ap.parse_args()
+    if not 0 < args.hostile_duty <= 1:
+        ap.error("--hostile-duty must be in (0, 1]")
     if args.quick:
         args.seconds = min(args.seconds, 20)
         args.blocks = args.blocks or 40
