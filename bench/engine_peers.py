@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from hive.engine_runner import fixtures, jwt, payload  # noqa: E402
 from load import with_request_receipts  # noqa: E402  (scripts/load.py: a stress block's request logs)
+from procstat import cpu_ticks  # noqa: E402  (bench/procstat.py: this script's folder is on the path)
 
 GAS_USED = payload.HEADER_FIELDS.index("gasUsed")
 GAS_LIMIT = payload.HEADER_FIELDS.index("gasLimit")
@@ -332,14 +333,6 @@ class Http:
 
 
 # --------------------------------------------------------------------------- feed
-
-
-def cpu_ticks(pid: int) -> Optional[int]:
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def wait_idle(pid: Optional[int], limit: float = 30.0) -> float:

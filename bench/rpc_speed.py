@@ -64,6 +64,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from geth_rpc_blocks import (AnswerError, compare_bodies, field_summary, order_summary, post,  # noqa: E402
                              report_block, result_of, short_labels)
+from procstat import cpu_ticks  # noqa: E402
 
 METHODS = ["eth_call", "eth_getLogs", "eth_getTransactionReceipt", "debug_traceTransaction"]
 LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpc_speed.lua")
@@ -298,14 +299,6 @@ def compare(a):
 
 
 # ---- load
-
-
-def cpu_ticks(pid):
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def settle_pid(pid, limit=30.0, window=0.25, quiet_needed=2):

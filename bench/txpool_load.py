@@ -57,6 +57,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from geth_rpc_blocks import jwt_token  # noqa: E402
 from geth_txpool import amsterdam_genesis  # noqa: E402
+from procstat import cpu_ticks  # noqa: E402
 
 CHAIN_ID = 0x7E57_0002
 RECIPIENT = bytes.fromhex("00000000000000000000000000000000000c0ffe")
@@ -426,14 +427,6 @@ def rss_mb(pid):
     except OSError:
         pass
     return out.get("VmRSS"), out.get("VmHWM")
-
-
-def cpu_ticks(pid):
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def settle(*pids, limit=30.0):
