@@ -231,6 +231,7 @@ impl Running {
         drop(engine_runtime);
         let node = self.node.clone();
         drop(self);
+        wait_until_sole_holder(&node);
         let node =
             Arc::try_unwrap(node).unwrap_or_else(|_| panic!("the servers still hold the node"));
         node.chain.store.flush().unwrap();
@@ -1176,19 +1177,26 @@ fn a_failed_disk_write_stops_the_node_and_the_database_reopens_at_a_prefix() {
     assert!(err.to_string().contains("No space left on device"), "{err}");
 
     // Reopened, the database ends at the last block written, consistent. The database
-    // is closed when the last holder of the node lets go: a handler still finishing on a
-    // loaded machine may hold it a while (waited for, not timed; 60 s is a deadlock guard).
-    let waited = std::time::Instant::now();
-    while Arc::strong_count(&node.node) > 1 {
-        assert!(waited.elapsed() < Duration::from_secs(60), "the node is still held");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    // is closed when the last holder of the node lets go.
+    wait_until_sole_holder(&node.node);
     drop(node);
     drop(backend);
     let store = Store::open(DbKind::Rocksdb, Some(dir.path())).unwrap();
     assert_eq!(store.head().unwrap(), Some(blocks[1].hash()));
     let root = ethrex_blockchain::state_root::verify_head_state(&store).unwrap();
     assert_eq!(root, blocks[1].block.header.state_root);
+}
+
+/// Waits until `node` is held only by the caller: once the servers stopped, a handler
+/// still finishing on a loaded machine (or a task of the Engine API's runtime, which is
+/// dropped without waiting) may hold it a while. Waited for, not timed; 60 s guards
+/// against a leak.
+fn wait_until_sole_holder(node: &Arc<Node>) {
+    let waited = std::time::Instant::now();
+    while Arc::strong_count(node) > 1 {
+        assert!(waited.elapsed() < Duration::from_secs(60), "the servers still hold the node");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Runtime code that jumps back to its start forever: only gas or time stops it.
