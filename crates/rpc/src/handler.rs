@@ -57,3 +57,17 @@ impl EthRpc {
         &self.node
     }
 }
+
+/// Runs `work`, which may block, on the thread that took the request, once the runtime
+/// has handed this thread's other tasks to another (tokio's `block_in_place`): a request
+/// answered this way skips the wake-up of a blocking-pool thread and the one back, most
+/// of a short call's latency. Outside a multi-threaded runtime it just runs `work`.
+pub(crate) fn in_place<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}

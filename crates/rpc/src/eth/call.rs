@@ -23,7 +23,7 @@ const REVERTED: i32 = 3;
 #[rpc(server, namespace = "eth")]
 pub trait EthCallApi {
     /// `eth_call`: the call's return data after a block (default `latest`).
-    #[method(name = "call", blocking)]
+    #[method(name = "call")]
     fn call(
         &self,
         request: TransactionRequest,
@@ -146,11 +146,16 @@ impl EthCallApiServer for EthRpc {
         block_overrides: Option<BlockOverridesJson>,
     ) -> Result<Bytes, ErrorObjectOwned> {
         let input = input(request)?;
-        self.with_caller(block, state_overrides.as_ref(), block_overrides, |caller| {
-            match caller.call(&input).map_err(call_error)? {
-                CallOutcome::Success { output, .. } => Ok(output),
-                failure => Err(failed(failure)),
-            }
+        crate::handler::in_place(|| {
+            self.with_caller(
+                block,
+                state_overrides.as_ref(),
+                block_overrides,
+                |caller| match caller.call(&input).map_err(call_error)? {
+                    CallOutcome::Success { output, .. } => Ok(output),
+                    failure => Err(failed(failure)),
+                },
+            )
         })
     }
 
