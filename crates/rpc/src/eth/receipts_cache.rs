@@ -6,8 +6,9 @@
 //! a few hundred transactions most of the request's time. Wallets and indexers ask for the
 //! receipts of the same recent blocks over and over, so the blocks last asked for stay
 //! decoded, with their transactions' positions by hash, up to [`CACHED_TRANSACTIONS`]
-//! transactions in all (geth keeps such a cache too). A block's body and receipts never change, so entries need no invalidation;
-//! a reorg makes the transaction index point at another block, whose own entry is used.
+//! transactions in all (geth keeps such a cache too). A block's body and receipts never
+//! change, so entries need no invalidation; a reorg makes the transaction index point at
+//! another block, whose own entry is used.
 
 use alloy_primitives::B256;
 use ethrex_common::{Block, Receipt};

@@ -162,18 +162,12 @@ impl EthTransactionsApiServer for EthRpc {
 impl EthRpc {
     /// Every receipt of the stored block `hash`, in RPC form.
     fn receipts_of(&self, hash: B256, block: &Block) -> EthResult<Vec<Value>> {
-        let receipts = self.stored_receipts(hash)?;
+        let receipts =
+            self.node().chain.store.receipts(&hash)?.ok_or_else(|| {
+                EthApiError::Internal(format!("receipts of block {hash} missing"))
+            })?;
         block_receipts(block, &receipts, self.block_context(hash, &block.header))
             .ok_or_else(|| mismatch(hash))
-    }
-
-    /// The stored receipts of block `hash`.
-    fn stored_receipts(&self, hash: B256) -> EthResult<Vec<ethrex_common::Receipt>> {
-        self.node()
-            .chain
-            .store
-            .receipts(&hash)?
-            .ok_or_else(|| EthApiError::Internal(format!("receipts of block {hash} missing")))
     }
 }
 
