@@ -37,14 +37,12 @@ pub(crate) struct EthRpc {
     pub(crate) filters: SharedFilters,
     /// The bounds on calls, estimates and simulations.
     pub(crate) limits: RpcLimits,
-    /// Recent blocks' receipts, decoded (`eth_getTransactionReceipt`).
-    pub(crate) receipts: Arc<crate::eth::receipts_cache::ReceiptsCache>,
 }
 
 impl EthRpc {
     /// Methods over `node` within `limits`, with no filter installed.
     pub(crate) fn new(node: Arc<Node>, limits: RpcLimits) -> Self {
-        Self { node, filters: Default::default(), limits, receipts: Default::default() }
+        Self { node, filters: Default::default(), limits }
     }
 
     /// The deadline of a call, estimate or simulation starting now.

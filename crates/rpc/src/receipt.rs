@@ -8,7 +8,7 @@ use crate::block::quantity;
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_consensus::{Eip658Value, Transaction as _, TxReceipt, Typed2718};
 use alloy_primitives::{Address, B256};
-use ethrex_common::{Block, Receipt};
+use ethrex_common::{Block, Receipt, Transaction};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -37,44 +37,25 @@ pub fn block_receipts(block: &Block, receipts: &[Receipt], at: BlockContext) -> 
     let mut out = Vec::with_capacity(receipts.len());
     let mut previous_gas = 0u64;
     let mut log_index = 0usize;
-    for index in 0..receipts.len() {
-        out.push(receipt_json(block, receipts, index, previous_gas, log_index, &at)?);
-        previous_gas = receipts[index].cumulative_gas_used();
-        log_index += receipts[index].logs().len();
+    for (index, (tx, receipt)) in block.body.transactions.iter().zip(receipts).enumerate() {
+        out.push(receipt_json(tx, receipt, index, previous_gas, log_index, &at)?);
+        previous_gas = receipt.cumulative_gas_used();
+        log_index += receipt.logs().len();
     }
     Some(out)
 }
 
-/// The receipt of `block`'s transaction `index` in RPC form, from the block's stored
-/// `receipts`: the ones before it give its gas used and its logs' block-wide indices,
-/// and only its own sender is recovered. `None` as for [`block_receipts`], or past the
-/// last transaction.
-pub fn transaction_receipt(
-    block: &Block,
-    receipts: &[Receipt],
-    index: usize,
-    at: BlockContext,
-) -> Option<Value> {
-    if block.body.transactions.len() != receipts.len() || index >= receipts.len() {
-        return None;
-    }
-    let before = &receipts[..index];
-    let previous_gas = before.last().map_or(0, |r| r.cumulative_gas_used());
-    let log_index = before.iter().map(|r| r.logs().len()).sum();
-    receipt_json(block, receipts, index, previous_gas, log_index, &at)
-}
-
-/// Receipt `index` of the block, the cumulative gas before it being `previous_gas` and
-/// its first log the block's `log_index`-th.
-fn receipt_json(
-    block: &Block,
-    receipts: &[Receipt],
+/// The receipt of transaction `index` of block `at` in RPC form, the block's cumulative
+/// gas before it being `previous_gas` and its first log the block's `log_index`-th;
+/// `None` if its sender cannot be recovered.
+pub fn receipt_json(
+    tx: &Transaction,
+    receipt: &Receipt,
     index: usize,
     previous_gas: u64,
     mut log_index: usize,
     at: &BlockContext,
 ) -> Option<Value> {
-    let (tx, receipt) = (&block.body.transactions[index], &receipts[index]);
     let from = tx.recover_signer().ok()?;
     let cumulative = receipt.cumulative_gas_used();
     let gas_used = cumulative.saturating_sub(previous_gas);
@@ -143,6 +124,6 @@ pub fn log_json(
 }
 
 /// The address a contract creation deployed to (sender and nonce), `None` for a call.
-fn contract_address(tx: &ethrex_common::Transaction, from: Address) -> Option<Address> {
+fn contract_address(tx: &Transaction, from: Address) -> Option<Address> {
     tx.to().is_none().then(|| from.create(tx.nonce()))
 }

@@ -270,6 +270,44 @@ impl EncodeValue<u64> for u64 {
     }
 }
 
+/// Where a block held a transaction (table `tx_numbers`): the block's number, 8 bytes
+/// big-endian, then the transaction's index in it, 4 bytes big-endian. An entry of 8 bytes
+/// (written before the index was kept) has the number only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxPosition {
+    /// The number of the block that held the transaction when it was committed.
+    pub number: u64,
+    /// Its index in that block; `None` in an entry written before indices were kept.
+    pub index: Option<u32>,
+}
+
+impl Value for TxPosition {
+    fn decode_value(bytes: &[u8]) -> Result<Self, CodecError> {
+        match bytes.len() {
+            8 => Ok(Self {
+                number: exact::<8>(bytes, "block number").map(u64::from_be_bytes)?,
+                index: None,
+            }),
+            12 => {
+                let number = exact::<8>(&bytes[..8], "block number").map(u64::from_be_bytes)?;
+                let index = exact::<4>(&bytes[8..], "transaction index").map(u32::from_be_bytes)?;
+                Ok(Self { number, index: Some(index) })
+            }
+            n => Err(CodecError(format!("transaction position of {n} bytes, expected 8 or 12"))),
+        }
+    }
+}
+
+impl EncodeValue<TxPosition> for TxPosition {
+    fn encode_value(self) -> Vec<u8> {
+        let mut out = self.number.to_be_bytes().to_vec();
+        if let Some(index) = self.index {
+            out.extend_from_slice(&index.to_be_bytes());
+        }
+        out
+    }
+}
+
 /// A block hash: its 32 bytes.
 impl Value for B256 {
     fn decode_value(bytes: &[u8]) -> Result<Self, CodecError> {

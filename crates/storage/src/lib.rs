@@ -16,8 +16,8 @@ pub mod trie_nodes;
 pub use backend::{KvBackend, SortedWrites, Table, WriteBatch};
 pub use changeset::ChangeSet;
 pub use store::{
-    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, TxLocation, STATE_LAYOUT,
-    TRIE_MEMORY_BYTES,
+    BlockCommit, CacheSizes, DbKind, PreparedCommit, StateUpdate, Store, StoredReceipt, TxLocation,
+    STATE_LAYOUT, TRIE_MEMORY_BYTES,
 };
 pub use tables::TypedTable;
 

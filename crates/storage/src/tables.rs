@@ -6,7 +6,7 @@
 //! bytes that do not decode as corruption of that table.
 
 use crate::changeset::ChangeSet;
-use crate::codec::{CodecError, Key, MetaKey, RawKey, RawValue, TriePath, Value};
+use crate::codec::{CodecError, Key, MetaKey, RawKey, RawValue, TriePath, TxPosition, Value};
 use crate::StoreError;
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ethrex_common::{AccountState, BlockAccessList, BlockBody, Header, Receipt};
@@ -100,10 +100,11 @@ tables! {
     /// block hash -> total difficulty: the sum of the difficulties of the block and its
     /// ancestors (the merge is decided by it; constant after the merge)
     TotalDifficulties("total_difficulties"): B256 => U256;
-    /// transaction hash -> number of the canonical block that included it, written when
-    /// the block is committed; a reorg does not erase it, so a reader checks that the
-    /// canonical block at that number holds the transaction
-    TxNumbers("tx_numbers"): B256 => u64;
+    /// transaction hash -> number of the canonical block that included it and the
+    /// transaction's index there, written when the block is committed; a reorg does not
+    /// erase it, so a reader checks that the canonical block at that number holds the
+    /// transaction
+    TxNumbers("tx_numbers"): B256 => TxPosition;
 }
 
 /// One decoded entry of table `T`.

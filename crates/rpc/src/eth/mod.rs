@@ -22,7 +22,6 @@ pub(crate) mod logs;
 pub(crate) mod overrides;
 pub(crate) mod proof;
 pub(crate) mod pubsub;
-pub(crate) mod receipts_cache;
 pub(crate) mod simulate;
 pub(crate) mod state;
 pub(crate) mod transactions;

@@ -128,16 +128,24 @@ impl EthTransactionsApiServer for EthRpc {
     }
 
     fn transaction_receipt(&self, StrictHash(hash): StrictHash) -> EthResult<Option<Value>> {
-        let store = &self.node().chain.store;
-        let Some(number) = store.transaction_block_number(&hash)? else { return Ok(None) };
-        let Some(block_hash) = store.canonical_hash(number)? else { return Ok(None) };
-        let Some(entry) = self.receipts.get(store, block_hash)? else { return Ok(None) };
-        // Not in the canonical block at that number: a reorg took it out.
-        let Some(index) = entry.position(&hash) else { return Ok(None) };
-        let at = self.block_context(block_hash, &entry.block.header);
-        crate::receipt::transaction_receipt(&entry.block, &entry.receipts, index, at)
-            .map(Some)
-            .ok_or_else(|| mismatch(block_hash))
+        let Some(stored) = self.node().chain.store.transaction_receipt(&hash)? else {
+            return Ok(None);
+        };
+        let at = self.block_context(stored.block_hash, &stored.header);
+        crate::receipt::receipt_json(
+            &stored.transaction,
+            &stored.receipt,
+            stored.index,
+            stored.gas_before,
+            stored.logs_before,
+            &at,
+        )
+        .map(Some)
+        .ok_or_else(|| {
+            EthApiError::Internal(format!(
+                "the sender of stored transaction {hash} cannot be recovered"
+            ))
+        })
     }
 
     fn block_receipts(&self, id: BlockId) -> EthResult<Option<Vec<Value>>> {

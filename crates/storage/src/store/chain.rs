@@ -6,7 +6,7 @@ use crate::changeset::ChangeSet;
 use crate::codec::MetaKey;
 use crate::tables::{
     Bals, Bodies, CanonicalHashes, ChangeSets, HeaderNumbers, Headers, Meta, Receipts,
-    TotalDifficulties, TxNumbers,
+    TotalDifficulties,
 };
 use crate::StoreError;
 use alloy_primitives::{B256, U256};
@@ -75,39 +75,8 @@ impl Store {
         }
     }
 
-    /// The number of the block that held transaction `tx_hash` when that block was
-    /// committed; the canonical block at that number may since be another (a reorg), so
-    /// a reader checks that it holds the transaction ([`Self::transaction_location`] does).
-    pub fn transaction_block_number(&self, tx_hash: &B256) -> Result<Option<u64>, StoreError> {
-        self.read::<TxNumbers>(tx_hash)
-    }
-
-    /// Where the canonical chain holds transaction `tx_hash`: its block's hash and number,
-    /// its index there, and the block's body. `None` when no canonical block holds it
-    /// (never included, or included in a block a reorg took away).
-    pub fn transaction_location(&self, tx_hash: &B256) -> Result<Option<TxLocation>, StoreError> {
-        let Some(number) = self.transaction_block_number(tx_hash)? else { return Ok(None) };
-        let Some(block_hash) = self.canonical_hash(number)? else { return Ok(None) };
-        let Some(body) = self.body(&block_hash)? else { return Ok(None) };
-        let index = body.transactions.iter().position(|tx| tx.tx_hash() == tx_hash);
-        Ok(index.map(|index| TxLocation { block_hash, number, index, body }))
-    }
-
     /// Hash of the genesis block.
     pub fn genesis_hash(&self) -> Result<Option<B256>, StoreError> {
         self.read::<Meta>(&MetaKey::Genesis)
     }
-}
-
-/// A canonical transaction's place in the chain ([`Store::transaction_location`]).
-#[derive(Debug, Clone)]
-pub struct TxLocation {
-    /// The hash of the block that holds it.
-    pub block_hash: B256,
-    /// That block's number.
-    pub number: u64,
-    /// Its index among the block's transactions.
-    pub index: usize,
-    /// The block's body (the transaction is `body.transactions[index]`).
-    pub body: BlockBody,
 }

@@ -3,7 +3,7 @@
 use super::Store;
 use crate::backend::WriteBatch;
 use crate::changeset::ChangeSet;
-use crate::codec::MetaKey;
+use crate::codec::{MetaKey, TxPosition};
 use crate::persist::PendingBatch;
 use crate::tables::{
     Accounts, Bals, Bodies, CanonicalHashes, ChangeSets, Code, HeaderNumbers, Headers, Meta,
@@ -247,8 +247,9 @@ impl Store {
                 }
                 batch.put_entry::<ChangeSets>(&hash, &change_set);
                 batch.put_entry::<CanonicalHashes>(&block.header.number, hash);
-                for tx in &block.body.transactions {
-                    batch.put_entry::<TxNumbers>(tx.tx_hash(), block.header.number);
+                for (index, tx) in block.body.transactions.iter().enumerate() {
+                    let at = TxPosition { number: block.header.number, index: Some(index as u32) };
+                    batch.put_entry::<TxNumbers>(tx.tx_hash(), at);
                 }
                 batch.put_entry::<Meta>(&MetaKey::Head, hash);
                 PendingBatch::new(batch)

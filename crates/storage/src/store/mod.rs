@@ -13,13 +13,14 @@ mod chain;
 mod commit;
 mod kind;
 mod state;
+mod transactions;
 mod trie;
 mod unwind;
 
 pub use cache::CacheSizes;
-pub use chain::TxLocation;
 pub use commit::{BlockCommit, PreparedCommit, StateUpdate};
 pub use kind::DbKind;
+pub use transactions::{StoredReceipt, TxLocation};
 pub use trie::{STATE_LAYOUT, TRIE_MEMORY_BYTES};
 
 use crate::backend::{Entries, KvBackend, Table, WriteBatch};
