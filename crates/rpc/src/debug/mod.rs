@@ -1,6 +1,8 @@
 //! The `debug_` methods: stored blocks, headers, receipts and transactions in their
-//! consensus encodings (here) and traces (`trace.rs`).
+//! consensus encodings (here) and traces (`trace.rs`; the struct logger's answer in
+//! `struct_logs.rs`).
 
+mod struct_logs;
 pub(crate) mod trace;
 
 use crate::error::{EthApiError, EthResult};

@@ -2,6 +2,7 @@
 //! stored block's transactions replayed on its parent's state with one of
 //! revm-inspectors' tracers (`ethrex_vm::trace`), answered in geth's shapes.
 
+use crate::debug::struct_logs::struct_logger_json;
 use crate::error::{EthApiError, EthResult};
 use crate::eth::call::call_error;
 use crate::eth::overrides::BlockOverridesJson;
@@ -16,12 +17,14 @@ use alloy_primitives::{Address, B256};
 use alloy_rpc_types_eth::TransactionRequest;
 use alloy_rpc_types_trace::geth::{
     GethDebugBuiltInTracerType, GethDebugTracerType, GethDebugTracingCallOptions,
-    GethDebugTracingOptions,
+    GethDebugTracingOptions, GethTrace,
 };
 use ethrex_common::Block;
 use ethrex_vm::StoreDb;
 use jsonrpsee::proc_macros::rpc;
 use jsonrpsee::types::ErrorObjectOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -34,7 +37,7 @@ pub trait DebugTraceApi {
         &self,
         hash: StrictHash,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Value>;
+    ) -> EthResult<Box<RawValue>>;
 
     /// `debug_traceBlockByNumber`: every transaction of a canonical block.
     #[method(name = "traceBlockByNumber", blocking)]
@@ -42,7 +45,7 @@ pub trait DebugTraceApi {
         &self,
         number: BlockNumberOrTag,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Vec<Value>>;
+    ) -> EthResult<Vec<BlockTxTrace>>;
 
     /// `debug_traceCall`: a call traced on the state after a block (default `latest`),
     /// with state and block overrides.
@@ -52,7 +55,7 @@ pub trait DebugTraceApi {
         request: TransactionRequest,
         block: Option<BlockId>,
         opts: Option<GethDebugTracingCallOptions>,
-    ) -> Result<Value, ErrorObjectOwned>;
+    ) -> Result<Box<RawValue>, ErrorObjectOwned>;
 
     /// `debug_traceBlockByHash`: every transaction of a stored block.
     #[method(name = "traceBlockByHash", blocking)]
@@ -60,7 +63,7 @@ pub trait DebugTraceApi {
         &self,
         hash: StrictHash,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Vec<Value>>;
+    ) -> EthResult<Vec<BlockTxTrace>>;
 }
 
 impl EthRpc {
@@ -70,7 +73,7 @@ impl EthRpc {
         block: &Block,
         wanted: impl Fn(usize) -> bool,
         opts: &GethDebugTracingOptions,
-    ) -> EthResult<Vec<Result<Value, ethrex_vm::trace::TraceError>>> {
+    ) -> EthResult<Vec<Result<Box<RawValue>, ethrex_vm::trace::TraceError>>> {
         if block.header.number == 0 {
             return Err(EthApiError::Trace("genesis is not traceable".into()));
         }
@@ -94,12 +97,9 @@ impl EthRpc {
         traces
             .into_iter()
             .zip(indices)
-            .map(|(trace, i)| {
-                let Ok(trace) = trace else { return Ok(trace.map(|_| Value::Null)) };
-                let mut value = serde_json::to_value(trace)
-                    .map_err(|e| EthApiError::Internal(e.to_string()))?;
-                geth_shape(&mut value, opts, block.body.transactions[i].gas_limit());
-                Ok(Ok(value))
+            .map(|(trace, i)| match trace {
+                Ok(trace) => geth_json(trace, opts, block.body.transactions[i].gas_limit()).map(Ok),
+                Err(e) => Ok(Err(e)),
             })
             .collect()
     }
@@ -110,16 +110,19 @@ impl EthRpc {
         &self,
         block: &Block,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Vec<Value>> {
+    ) -> EthResult<Vec<BlockTxTrace>> {
         let traces = self.trace(block, |_| true, &opts.unwrap_or_default())?;
         Ok(block
             .body
             .transactions
             .iter()
             .zip(traces)
-            .map(|(tx, trace)| match trace {
-                Ok(trace) => json!({"txHash": tx.tx_hash(), "result": trace}),
-                Err(e) => json!({"txHash": tx.tx_hash(), "error": e.to_string()}),
+            .map(|(tx, trace)| {
+                let tx_hash = *tx.tx_hash();
+                match trace {
+                    Ok(trace) => BlockTxTrace { tx_hash, result: Some(trace), error: None },
+                    Err(e) => BlockTxTrace { tx_hash, result: None, error: Some(e.to_string()) },
+                }
             })
             .collect())
     }
@@ -156,7 +159,7 @@ impl DebugTraceApiServer for EthRpc {
         request: TransactionRequest,
         block: Option<BlockId>,
         opts: Option<GethDebugTracingCallOptions>,
-    ) -> Result<Value, ErrorObjectOwned> {
+    ) -> Result<Box<RawValue>, ErrorObjectOwned> {
         let opts = opts.unwrap_or_default();
         if opts.tx_index.is_some() {
             return Err(EthApiError::Unsupported(
@@ -169,10 +172,7 @@ impl DebugTraceApiServer for EthRpc {
         let blocks = opts.block_overrides.map(block_overrides);
         self.with_caller(block, opts.state_overrides.as_ref(), blocks, |caller| {
             let (trace, gas) = caller.trace(&input, &tracing).map_err(call_error)?;
-            let mut value =
-                serde_json::to_value(trace).map_err(|e| EthApiError::Internal(e.to_string()))?;
-            geth_shape(&mut value, &tracing, gas);
-            Ok(value)
+            Ok(geth_json(trace, &tracing, gas)?)
         })
     }
 
@@ -180,7 +180,7 @@ impl DebugTraceApiServer for EthRpc {
         &self,
         StrictHash(hash): StrictHash,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Value> {
+    ) -> EthResult<Box<RawValue>> {
         let store = &self.node().chain.store;
         let location = store
             .transaction_location(&hash)?
@@ -197,7 +197,7 @@ impl DebugTraceApiServer for EthRpc {
         &self,
         number: BlockNumberOrTag,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Vec<Value>> {
+    ) -> EthResult<Vec<BlockTxTrace>> {
         let hash = self.resolve_tag(number)?.ok_or_else(|| {
             EthApiError::Trace(format!(
                 "block #{} not found",
@@ -212,58 +212,53 @@ impl DebugTraceApiServer for EthRpc {
         &self,
         StrictHash(hash): StrictHash,
         opts: Option<GethDebugTracingOptions>,
-    ) -> EthResult<Vec<Value>> {
+    ) -> EthResult<Vec<BlockTxTrace>> {
         let block = self.stored_block(hash)?;
         self.trace_all(&block, opts)
     }
 }
 
-/// Where revm-inspectors' frames differ from what geth writes, geth's form: a struct log
-/// omits a zero `refund` and empty `returnData`; the call tracer's top frame has the
-/// transaction's gas limit as `gas`; the prestate tracer leaves out accounts that did not
-/// exist before the transaction and gives each account with code its `codeHash`.
+/// One transaction's trace in a block's: geth's `{txHash, result}`, or `{txHash, error}`
+/// for one whose trace ran out of time.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BlockTxTrace {
+    tx_hash: B256,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// `trace` in geth's JSON: the struct logger's written step by step
+/// (`struct_logs`), the other tracers' shaped by [`geth_shape`]; `tx_gas` is the traced
+/// transaction's gas limit.
+fn geth_json(
+    trace: GethTrace,
+    opts: &GethDebugTracingOptions,
+    tx_gas: u64,
+) -> EthResult<Box<RawValue>> {
+    let internal = |e: serde_json::Error| EthApiError::Internal(e.to_string());
+    match trace {
+        GethTrace::Default(frame) => struct_logger_json(frame).map_err(internal),
+        other => {
+            let mut value = serde_json::to_value(other).map_err(internal)?;
+            geth_shape(&mut value, opts, tx_gas);
+            serde_json::value::to_raw_value(&value).map_err(internal)
+        }
+    }
+}
+
+/// Where revm-inspectors' frames of the built-in tracers differ from what geth writes,
+/// geth's form: the call tracer's top frame has the transaction's gas limit as `gas`;
+/// the prestate tracer leaves out accounts that did not exist before the transaction and
+/// gives each account with code its `codeHash`.
 fn geth_shape(trace: &mut Value, opts: &GethDebugTracingOptions, tx_gas: u64) {
     let tracer = match &opts.tracer {
         Some(GethDebugTracerType::BuiltInTracer(t)) => Some(*t),
         _ => None,
     };
     match tracer {
-        None => {
-            let logs = trace.get_mut("structLogs").and_then(Value::as_array_mut);
-            if let Some(logs) = logs {
-                storage_at_access(logs);
-            }
-            if let Some(frame) = trace.as_object_mut() {
-                // geth's field order.
-                let mut fields = std::mem::take(frame);
-                for key in ["gas", "failed", "returnValue", "structLogs"] {
-                    if let Some(value) = fields.remove(key) {
-                        frame.insert(key.into(), value);
-                    }
-                }
-                frame.extend(fields);
-            }
-            let logs = trace.get_mut("structLogs").and_then(Value::as_array_mut);
-            for log in logs.into_iter().flatten().filter_map(Value::as_object_mut) {
-                if let Some(error) = log.get("error").and_then(Value::as_str) {
-                    let geth = geth_step_error(error);
-                    if geth == "out of gas" && log.get("gasCost").and_then(Value::as_u64) == Some(0)
-                    {
-                        let op = log.get("op").and_then(Value::as_str).unwrap_or_default();
-                        if let Some(cost) = static_cost(op) {
-                            log.insert("gasCost".into(), json!(cost));
-                        }
-                    }
-                    log.insert("error".into(), json!(geth));
-                }
-                if log.get("refund").and_then(Value::as_u64) == Some(0) {
-                    log.shift_remove("refund");
-                }
-                if log.get("returnData").and_then(Value::as_str) == Some("0x") {
-                    log.shift_remove("returnData");
-                }
-            }
-        }
         Some(GethDebugBuiltInTracerType::CallTracer) => {
             if let Some(frame) = trace.as_object_mut() {
                 frame.insert("gas".into(), json!(format!("{tx_gas:#x}")));
@@ -287,123 +282,6 @@ fn geth_shape(trace: &mut Value, opts: &GethDebugTracingOptions, tx_gas: u64) {
             }
         }
         _ => {}
-    }
-}
-
-/// geth's storage snapshot: at each `SLOAD` and `SSTORE` step, every slot the running
-/// contract has loaded or stored so far, this step's included (the value loaded, the
-/// top of the next step's stack; or the value stored, the second item of this step's
-/// stack). revm-inspectors records a step's slot from the next step on and not the
-/// earlier loads, so the snapshots are rebuilt from the logs, one map per call frame
-/// (geth keeps one per contract address: the two differ only when a contract's code runs
-/// in two frames of one transaction).
-fn storage_at_access(logs: &mut [Value]) {
-    let word = |v: &Value| -> Option<String> {
-        let hex = v.as_str()?.strip_prefix("0x")?;
-        (hex.len() <= 64).then(|| format!("0x{hex:0>64}"))
-    };
-    let mut frames: Vec<serde_json::Map<String, Value>> = Vec::new();
-    for i in 0..logs.len() {
-        let depth = logs[i].get("depth").and_then(Value::as_u64).unwrap_or(1) as usize;
-        frames.resize_with(depth.max(1), Default::default);
-        let op = logs[i].get("op").and_then(Value::as_str).unwrap_or_default();
-        if (op != "SLOAD" && op != "SSTORE") || logs[i].get("storage").is_none() {
-            continue;
-        }
-        let store = op == "SSTORE";
-        let Some(stack) = logs[i].get("stack").and_then(Value::as_array) else { continue };
-        let Some(key) = stack.last().and_then(word) else { continue };
-        let value = if store {
-            stack.len().checked_sub(2).and_then(|j| word(&stack[j]))
-        } else {
-            logs.get(i + 1)
-                .filter(|next| next.get("depth").and_then(Value::as_u64) == Some(depth as u64))
-                .and_then(|next| next.get("stack")?.as_array()?.last().and_then(word))
-        };
-        let Some(value) = value else { continue };
-        let frame = &mut frames[depth - 1];
-        frame.insert(key, json!(value));
-        let snapshot = Value::Object(frame.clone());
-        if let Some(log) = logs[i].as_object_mut() {
-            log.insert("storage".into(), snapshot);
-        }
-    }
-}
-
-/// The fixed cost of an opcode whose cost has no dynamic part: geth's struct logger shows
-/// it on the step that ran out of gas, where revm-inspectors shows 0. (revm keeps gas in
-/// its instruction table, which it does not expose by opcode; the Yellow Paper's tiers.)
-fn static_cost(op: &str) -> Option<u64> {
-    const BASE: &[&str] = &[
-        "ADDRESS",
-        "ORIGIN",
-        "CALLER",
-        "CALLVALUE",
-        "CALLDATASIZE",
-        "CODESIZE",
-        "GASPRICE",
-        "COINBASE",
-        "TIMESTAMP",
-        "NUMBER",
-        "DIFFICULTY",
-        "PREVRANDAO",
-        "GASLIMIT",
-        "CHAINID",
-        "RETURNDATASIZE",
-        "POP",
-        "PC",
-        "MSIZE",
-        "GAS",
-        "BASEFEE",
-        "BLOBBASEFEE",
-        "PUSH0",
-    ];
-    const VERY_LOW: &[&str] = &[
-        "ADD",
-        "SUB",
-        "NOT",
-        "LT",
-        "GT",
-        "SLT",
-        "SGT",
-        "EQ",
-        "ISZERO",
-        "AND",
-        "OR",
-        "XOR",
-        "BYTE",
-        "SHL",
-        "SHR",
-        "SAR",
-        "CALLDATALOAD",
-        "BLOBHASH",
-        "CLZ",
-    ];
-    const LOW: &[&str] = &["MUL", "DIV", "SDIV", "MOD", "SMOD", "SIGNEXTEND", "SELFBALANCE"];
-    Some(match op {
-        _ if BASE.contains(&op) => 2,
-        _ if VERY_LOW.contains(&op) => 3,
-        _ if op.starts_with("PUSH") || op.starts_with("DUP") || op.starts_with("SWAP") => 3,
-        _ if LOW.contains(&op) => 5,
-        "ADDMOD" | "MULMOD" | "JUMP" => 8,
-        "JUMPI" => 10,
-        "JUMPDEST" => 1,
-        _ => return None,
-    })
-}
-
-/// A step's error in geth's words where revm-inspectors gives revm's debug name.
-fn geth_step_error(error: &str) -> String {
-    let name = error.strip_prefix("Some(").and_then(|e| e.strip_suffix(')')).unwrap_or(error);
-    match name {
-        "OutOfGas" | "MemoryOOG" | "MemoryLimitOOG" | "PrecompileOOG" | "InvalidOperandOOG" => {
-            "out of gas".into()
-        }
-        "InvalidJump" => "invalid jump destination".into(),
-        "Revert" => "execution reverted".into(),
-        "StateChangeDuringStaticCall" => "write protection".into(),
-        "CallTooDeep" => "max call depth exceeded".into(),
-        other => other.into(),
     }
 }
 
