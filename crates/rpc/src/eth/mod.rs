@@ -120,15 +120,20 @@ impl EthRpc {
     /// `run` again when the head moved under it in a way its state view cannot follow
     /// (the tries of the head it read, or its block leaving the canonical chain), a few
     /// times: a block lands about once a slot, so the next run almost always settles.
+    /// A run that failed otherwise while the head moved is run again too: a trie node
+    /// the new head replaced reads as missing, which is the move, not a broken store.
     pub(crate) fn again_if_head_moved<T>(
         &self,
         mut run: impl FnMut() -> EthResult<T>,
     ) -> EthResult<T> {
         const RUNS: usize = 3;
+        let store = &self.node.chain.store;
         let mut runs = 1;
         loop {
+            let before = store.head()?;
             match run() {
                 Err(EthApiError::History(HistoryError::HeadMoved)) if runs < RUNS => runs += 1,
+                Err(_) if runs < RUNS && store.head()? != before => runs += 1,
                 done => return done,
             }
         }

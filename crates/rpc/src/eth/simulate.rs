@@ -171,14 +171,18 @@ impl EthRpc {
         let simulator =
             Simulator::new(&chain.config, &base, store.clone(), Arc::new(state), &roots, options)
                 .with_deadline(self.deadline());
-        let blocks = match simulator.run(inputs) {
+        let blocks = simulator.run(inputs);
+        // The roots were computed on the head's trie: it must not have moved meanwhile
+        // (a run that failed reading a trie node the new head replaced is run again too;
+        // one that ran out of time is answered so, not run for that long again).
+        let timed_out = matches!(blocks, Err(SimulateError::Timeout(_)));
+        if !timed_out && chain.store.head()? != Some(at) {
+            return Err(EthApiError::History(HistoryError::HeadMoved));
+        }
+        let blocks = match blocks {
             Ok(blocks) => blocks,
             Err(e) => return Ok(Err(e)),
         };
-        // The roots were computed on the head's trie: it must not have moved meanwhile.
-        if chain.store.head()? != Some(at) {
-            return Err(EthApiError::History(HistoryError::HeadMoved));
-        }
         Ok(Ok(blocks.iter().map(|b| block_json(b, payload.return_full_transactions)).collect()))
     }
 }
