@@ -16,11 +16,15 @@
 #              cannot be fed). Chains: the default stress chain; mainnet-sized blocks
 #              (--gas-limit 60000000 --min-txs 150 --max-txs 400); 300M-gas blocks
 #              (--gas-limit 300000000).
-#   --rounds N alternate the clients N times (ethrex, geth, [reth, reth without BAL],
+#   --rounds N alternate the clients N times (ethrex, geth, [reth, reth-engine],
 #              ethrex, geth, ...), each run on a fresh datadir; medians per client, ratios
 #              ethrex/geth printed as tables (default 1).
 #   --quick    the first 5 blocks, one round (for CI: about a minute, mostly client start-up).
-#   --reth BIN see start_reth below: TO BE FINISHED once reth builds.
+#   --reth BIN a reth built by bench/build-reth.sh (docs/peers.md), run twice a round:
+#              `reth` fed by reth_newPayload {block, bal}, `reth-engine` by
+#              engine_newPayloadV5 as ethrex and geth are (a validator's path). Not without
+#              the BAL: reth builds the payload from the block and the BAL it is given, and
+#              an Amsterdam block's header commits to its BAL (block hash mismatch).
 # Env: KEEP=1 keeps the scratch directory (logs, datadirs); GETH_VERBOSITY (default 3).
 # Loopback only (no discovery, P2P on 127.0.0.1); every process it starts is stopped at exit
 # (bench/net-common.sh); every wait is bounded.
@@ -118,12 +122,9 @@ start_ethrex_node() {
 }
 
 # ---------------------------------------------------------------------------------------
-# start_reth NAME: TO BE FINISHED once reth builds (bench/build-reth.sh); only tried with
-# --reth BIN. The flags below are the issue's starting point and have not been run against a
-# reth binary: adjust them here (and reth_params in bench/engine_peers.py, the
-# `reth_newPayload {block, bal}` call) when reth is available. Loopback only: P2P on
-# 127.0.0.1 with discovery off. Sets NODE_* like the others; on failure prints the command
-# and the log's end.
+# start_reth NAME: reth (bench/build-reth.sh) on a fresh datadir, the genesis in geth's
+# format as the others take it. Loopback only: P2P on 127.0.0.1 with discovery off. Sets
+# NODE_* like the others; on failure prints the command and the log's end.
 start_reth() {
     local dir="$WORK/$1" p2p http auth
     mkdir -p "$dir"
@@ -140,7 +141,7 @@ start_reth() {
     NODE_PID=$SPAWNED NODE_URL="http://127.0.0.1:$http" NODE_AUTH="http://127.0.0.1:$auth"
     NODE_JWT="$dir/jwt.hex" NODE_DIR="$dir"
     if ! wait_rpc "$NODE_URL" "$NODE_PID" 120; then
-        echo "engine-peers: reth did not start (not finished: see start_reth in bench/engine-peers.sh); command:" >&2
+        echo "engine-peers: reth did not start; command:" >&2
         echo "  ${cmd[*]}" >&2
         tail_log "reth ($1)" "$NODE_LOG"
         return 1
@@ -154,13 +155,13 @@ run() {
     case "$client" in
         ethrex) starter=start_ethrex_node ;;
         geth) starter=start_geth ;;
-        reth | reth-nobal) starter=start_reth ;;
+        reth | reth-engine) starter=start_reth ;;
     esac
     echo "== $client, round $round ($(uptime | sed 's/.*load average/load average/'))" >&2
     ps -eo pid,pcpu,etime,comm --sort=-pcpu | sed -n '2,4p' | sed 's/^/   busiest: /' >&2
     if ! $starter "$name"; then
         if [[ "$client" == reth* ]]; then
-            note "$client" "FAILED to start: see start_reth in bench/engine-peers.sh (to be finished)"
+            note "$client" "FAILED to start: see start_reth in bench/engine-peers.sh"
         else
             note "$client" "FAILED to start (round $round)"
         fi
@@ -185,16 +186,16 @@ run() {
 
 CLIENTS=(ethrex geth)
 if [ -n "$RETH" ]; then
-    CLIENTS+=(reth reth-nobal)
+    CLIENTS+=(reth reth-engine)
 else
-    note reth "not run: no --reth BIN (start_reth in bench/engine-peers.sh is to be finished once reth builds)"
+    note reth "not run: no --reth BIN (build it with bench/build-reth.sh)"
 fi
 RETH_BROKEN=0
 for round in $(seq "$ROUNDS"); do
     for client in "${CLIENTS[@]}"; do
         case "$client" in
             reth) ((RETH_BROKEN)) || run reth "$round" reth || RETH_BROKEN=1 ;;
-            reth-nobal) ((RETH_BROKEN)) || run reth-nobal "$round" reth-nobal || RETH_BROKEN=1 ;;
+            reth-engine) ((RETH_BROKEN)) || run reth-engine "$round" engine || RETH_BROKEN=1 ;;
             *) run "$client" "$round" || true ;;
         esac
     done
@@ -220,7 +221,7 @@ meta = {"versions": versions, "seconds": int(elapsed), "date": time.strftime("%Y
 json.dump(meta, open(out, "w"))
 EOF
 SUMMARY_CLIENTS=ethrex,geth,reth
-[ -n "$RETH" ] && SUMMARY_CLIENTS=ethrex,geth,reth,reth-nobal
+[ -n "$RETH" ] && SUMMARY_CLIENTS=ethrex,geth,reth,reth-engine
 $PY summary --results "$RESULTS" --prep "$PREP" --json "$JSON_OUT" --commit "$COMMIT" \
     --clients "$SUMMARY_CLIENTS" --rounds "$ROUNDS" $( ((QUICK)) && echo --quick) --meta "$WORK/meta.json" || STATUS=1
 echo "engine-peers: $ELAPSED s in all ($ROUNDS round(s)); $JSON_OUT"

@@ -30,7 +30,7 @@ block by block, as a consensus client would, and times each block's newPayload.
 
 Styles: `engine` is engine_newPayloadV5 (ethrex, geth 1.17.10: the BAL in the payload's
 blockAccessList field). `reth` / `reth-nobal` are reth's `reth_newPayload` with
-{block, bal} / {block} (TO BE CHECKED against reth once it builds: see reth_params).
+{block, bal} / the block alone (see reth_params).
 
 Percentiles are nearest-rank (p99 of 149 blocks is the 148th smallest). Python 3.11
 standard library only; the payload plumbing is hive/engine_runner's.
@@ -154,13 +154,17 @@ def forkchoice(hashes: List[str], n: int) -> dict:
 
 
 def reth_params(rec: dict, with_bal: bool) -> Tuple[str, list]:
-    """TO BE FINISHED with reth: the `reth_newPayload` call as the issue names it, one
-    object {block: the block's RLP, bal: its BAL's RLP}. Not yet checked against a reth
-    binary (it does not build here yet); adjust the names / shapes here when it does."""
-    body = {"block": rec["block_rlp"]}
+    """reth's `reth_newPayload` (its `crates/rpc/rpc-api/src/reth_engine.rs`, on the auth
+    port): `{block, bal}` (the block's RLP and its BAL's RLP) or the block's RLP alone,
+    then `wait_for_persistence` and `wait_for_caches`, both false here: reth's defaults
+    (true) hold the request until the last block's disk write and cache updates are done,
+    which `engine_newPayload` does not, so the latency would not be a validator's."""
+    block = rec["block_rlp"]
     if with_bal:
-        body["bal"] = rec.get("bal")
-    return "reth_newPayload", [body]
+        if not rec.get("bal"):
+            raise SystemExit("engine-peers: the chain's payloads carry no blockAccessList for reth_newPayload")
+        return "reth_newPayload", [{"block": block, "bal": rec["bal"]}, False, False]
+    return "reth_newPayload", [block, False, False]
 
 
 # --------------------------------------------------------------------------- prepare
@@ -412,6 +416,7 @@ def feed(a) -> int:
     if problem:
         return fail(problem, 0)
     latencies, fcu_ms, gas = [], [], []
+    server_ms = []  # reth_newPayload's own measure of its execution (latency_us)
     started = time.monotonic()
     for n, c in enumerate(calls, start=1):
         try:
@@ -422,6 +427,9 @@ def feed(a) -> int:
         if problem:
             return fail(problem, n)
         latencies.append(took * 1000)
+        server = (reply.get("result") or {}).get("latency_us")
+        if isinstance(server, int):
+            server_ms.append(server / 1000)
         gas.append(c["gas_used"])
         try:
             took, reply = engine.post(fcus[n - 1])
@@ -461,6 +469,8 @@ def feed(a) -> int:
         reconnects=engine.reconnects, peak_rss_mb=peak_rss_mb(a.pid),
         loadavg_after=[round(x, 2) for x in os.getloadavg()],
     )
+    if len(server_ms) == len(latencies):
+        rec.update(server_p50_ms=r2(pct(server_ms, 0.5)), server_p99_ms=r2(pct(server_ms, 0.99)))
     emit(a, rec)
     log(f"{a.client} round {a.round}: {rec['blocks']} blocks VALID, newPayload p50 {rec['p50_ms']} ms, "
         f"p99 {rec['p99_ms']} ms, {rec['mgas_s']} Mgas/s (feed {rec['wall_s']} s)")

@@ -251,7 +251,7 @@ class Feed(unittest.TestCase):
 
         def spy(body):
             if body["method"] == "reth_newPayload":
-                seen.append(body["params"][0])
+                seen.append(body["params"])
             return orig(body)
 
         fake.answer = spy
@@ -259,9 +259,11 @@ class Feed(unittest.TestCase):
             self.assertEqual(ep.feed(self.args(fake.url, style="reth")), 0)
         finally:
             fake.close()
-        self.assertEqual(seen[0], {"block": "0xc0", "bal": "0xc0"})
+        # reth's RethNewPayloadInput: {block, bal}, or the block's RLP alone; then
+        # wait_for_persistence and wait_for_caches.
+        self.assertEqual(seen[0], [{"block": "0xc0", "bal": "0xc0"}, False, False])
         method, params = ep.reth_params({"block_rlp": "0xc0", "bal": "0xc1"}, with_bal=False)
-        self.assertEqual((method, params), ("reth_newPayload", [{"block": "0xc0"}]))
+        self.assertEqual((method, params), ("reth_newPayload", ["0xc0", False, False]))
 
 
 if __name__ == "__main__":
