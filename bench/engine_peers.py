@@ -507,7 +507,7 @@ def summarize(records: List[dict], clients: List[str]) -> dict:
             }
         entry["rounds"] = [
             {k: r.get(k) for k in ("round", "ok", "p50_ms", "p99_ms", "mean_ms", "max_ms", "mgas_s", "wall_s",
-                                   "fcu_p50_ms", "peak_rss_mb", "idle_wait_s", "loadavg_before", "loadavg_after",
+                                   "fcu_p50_ms", "server_p50_ms", "server_p99_ms", "peak_rss_mb", "idle_wait_s", "loadavg_before", "loadavg_after",
                                    "error", "block", "newpayload_ms") if r.get(k) is not None}
             for r in runs
         ]
