@@ -27,7 +27,8 @@ pub(crate) fn struct_logger_json(
     out.push(b'{');
     for key in ["gas", "failed", "returnValue"] {
         if let Some(value) = fields.shift_remove(key) {
-            write_field(&mut out, key, &value)?;
+            write_entry(&mut out, key, &value)?;
+            out.push(b',');
         }
     }
     out.extend_from_slice(b"\"structLogs\":[");
@@ -50,9 +51,7 @@ pub(crate) fn struct_logger_json(
     out.push(b']');
     for (key, value) in &fields {
         out.push(b',');
-        serde_json::to_writer(&mut out, key)?;
-        out.push(b':');
-        serde_json::to_writer(&mut out, value)?;
+        write_entry(&mut out, key, value)?;
     }
     out.push(b'}');
     // serde_json's output and ASCII punctuation: UTF-8.
@@ -60,13 +59,11 @@ pub(crate) fn struct_logger_json(
     RawValue::from_string(text)
 }
 
-/// `"key":value,` into `out`.
-fn write_field(out: &mut Vec<u8>, key: &str, value: &Value) -> Result<(), serde_json::Error> {
+/// `"key":value` into `out`.
+fn write_entry(out: &mut Vec<u8>, key: &str, value: &Value) -> Result<(), serde_json::Error> {
     serde_json::to_writer(&mut *out, key)?;
     out.push(b':');
-    serde_json::to_writer(&mut *out, value)?;
-    out.push(b',');
-    Ok(())
+    serde_json::to_writer(&mut *out, value)
 }
 
 /// A step as geth writes it: its error in geth's words, the fixed cost of an opcode that

@@ -58,12 +58,6 @@ impl Store {
         self.read::<TxNumbers>(tx_hash)
     }
 
-    /// The number of the block that held transaction `tx_hash` when that block was
-    /// committed (see [`Self::transaction_position`]).
-    pub fn transaction_block_number(&self, tx_hash: &B256) -> Result<Option<u64>, StoreError> {
-        Ok(self.transaction_position(tx_hash)?.map(|at| at.number))
-    }
-
     /// Where the canonical chain holds transaction `tx_hash`: its block's hash and number,
     /// its index there, and the block's body. `None` when no canonical block holds it
     /// (never included, or included in a block a reorg took away).
@@ -71,13 +65,10 @@ impl Store {
         let Some(at) = self.transaction_position(tx_hash)? else { return Ok(None) };
         let Some(block_hash) = self.canonical_hash(at.number)? else { return Ok(None) };
         let Some(body) = self.body(&block_hash)? else { return Ok(None) };
-        let indexed = at
-            .index
-            .map(|i| i as usize)
-            .filter(|&i| body.transactions.get(i).is_some_and(|tx| tx.tx_hash() == tx_hash));
-        let index =
-            indexed.or_else(|| body.transactions.iter().position(|tx| tx.tx_hash() == tx_hash));
-        Ok(index.map(|index| TxLocation { block_hash, number: at.number, index, body }))
+        let found = find(at, body.transactions.len(), |i| {
+            Ok((body.transactions[i].tx_hash() == tx_hash).then_some(()))
+        })?;
+        Ok(found.map(|(index, ())| TxLocation { block_hash, number: at.number, index, body }))
     }
 
     /// Canonical transaction `tx_hash` with its receipt, decoding only those two and
@@ -88,25 +79,11 @@ impl Store {
         let Some(block_hash) = self.canonical_hash(at.number)? else { return Ok(None) };
         let Some(body) = self.get(Table::Bodies, block_hash.as_slice())? else { return Ok(None) };
         let txs = list_items(&body, true).map_err(corrupt::<Bodies>)?;
-        let transaction = |i: usize| -> Result<Option<Transaction>, StoreError> {
-            let Some(mut item) = txs.get(i).copied() else { return Ok(None) };
+        let found = find(at, txs.len(), |i| {
+            let mut item = txs[i];
             let tx = Transaction::decode(&mut item).map_err(corrupt::<Bodies>)?;
             Ok((tx.tx_hash() == tx_hash).then_some(tx))
-        };
-        let mut found = None;
-        if let Some(i) = at.index {
-            found = transaction(i as usize)?.map(|tx| (i as usize, tx));
-        }
-        if found.is_none() {
-            // An entry without an index, or a block at that number that holds the
-            // transaction elsewhere (or not at all).
-            for i in 0..txs.len() {
-                if let Some(tx) = transaction(i)? {
-                    found = Some((i, tx));
-                    break;
-                }
-            }
-        }
+        })?;
         let Some((index, transaction)) = found else { return Ok(None) };
         let Some(receipts) = self.get(Table::Receipts, block_hash.as_slice())? else {
             return Ok(None);
@@ -142,6 +119,28 @@ impl Store {
     }
 }
 
+/// The transaction at the index `at` names, if the block holds it there (`get(i)`: the
+/// transaction at `i` if it is the one looked for); otherwise the block's transactions
+/// are searched: an entry without an index, or a block at that number from another
+/// branch, which holds the transaction elsewhere or not at all.
+fn find<T>(
+    at: TxPosition,
+    count: usize,
+    mut get: impl FnMut(usize) -> Result<Option<T>, StoreError>,
+) -> Result<Option<(usize, T)>, StoreError> {
+    if let Some(i) = at.index.map(|i| i as usize).filter(|&i| i < count) {
+        if let Some(found) = get(i)? {
+            return Ok(Some((i, found)));
+        }
+    }
+    for i in 0..count {
+        if let Some(found) = get(i)? {
+            return Ok(Some((i, found)));
+        }
+    }
+    Ok(None)
+}
+
 /// The encoded items of the RLP list `bytes` (each with its own header). `in_body`: the
 /// list is a block body's, whose first item is the list of transactions wanted.
 fn list_items(bytes: &[u8], in_body: bool) -> Result<Vec<&[u8]>, alloy_rlp::Error> {
@@ -149,13 +148,30 @@ fn list_items(bytes: &[u8], in_body: bool) -> Result<Vec<&[u8]>, alloy_rlp::Erro
     if in_body {
         list = list_payload(list)?;
     }
-    let mut items = Vec::new();
-    while !list.is_empty() {
-        let (item, rest) = split_item(list)?;
-        items.push(item);
-        list = rest;
+    Items(list).collect()
+}
+
+/// The items of an RLP list's payload, each with its header, in order.
+struct Items<'a>(&'a [u8]);
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Result<&'a [u8], alloy_rlp::Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.0.is_empty() {
+            return None;
+        }
+        match split_item(self.0) {
+            Ok((item, rest)) => {
+                self.0 = rest;
+                Some(Ok(item))
+            }
+            Err(e) => {
+                self.0 = &[];
+                Some(Err(e))
+            }
+        }
     }
-    Ok(items)
 }
 
 /// The payload of the RLP list at the start of `bytes`.
@@ -204,13 +220,7 @@ fn receipt_log_count(item: &[u8]) -> Result<usize, alloy_rlp::Error> {
     let (_status, rest) = split_item(receipt_fields(item)?)?;
     let (_gas, rest) = split_item(rest)?;
     let (_bloom, rest) = split_item(rest)?;
-    let mut logs = list_payload(rest)?;
-    let mut count = 0;
-    while !logs.is_empty() {
-        logs = split_item(logs)?.1;
-        count += 1;
-    }
-    Ok(count)
+    Items(list_payload(rest)?).try_fold(0, |count, log| log.map(|_| count + 1))
 }
 
 #[cfg(test)]
