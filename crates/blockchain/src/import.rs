@@ -10,6 +10,7 @@ use crate::crosscheck::check_reads_against_trie;
 use crate::error::{BalMismatch, BlockError, InvalidBlock, NodeFault, StorageFault};
 use crate::extension::{ExecutionStrategy, ImportObserver, StrategyInput, StrategyOutput};
 use crate::metrics::{record_cache_stats, record_metrics};
+use crate::profile::BlockProfile;
 use crate::state_root::{changes_from_bal, compute_state_root, compute_state_update_with};
 use crate::validation::{
     account_order_violation, validate_bal_form, validate_bal_hash, validate_body,
@@ -50,6 +51,9 @@ pub struct BlockTimings {
     /// The longest single transaction's execution, reads included (within `exec`): the
     /// lower bound parallel execution cannot go under.
     pub longest_tx: Duration,
+    /// The checks of the block's own content (body roots, blob gas, the BAL's hash),
+    /// beside execution.
+    pub content: Duration,
 }
 
 /// How a block was executed, and why.
@@ -198,6 +202,8 @@ pub struct ImportOutcome {
     pub root_from_bal: bool,
     /// The wall time of each stage.
     pub timings: BlockTimings,
+    /// The parallel path's pieces, each timed on its thread (`None` on other paths).
+    pub profile: Option<BlockProfile>,
 }
 
 /// A block's executed state changes (what its state update was built from), handed to an
@@ -267,6 +273,7 @@ struct Executed {
     /// Computed beside the parallel path's ordered commit; otherwise during validation.
     receipts: Option<ReceiptsCommitment>,
     from_bal: Option<RootFromBal>,
+    profile: Option<BlockProfile>,
 }
 
 /// A block past the pre-checks: its parent is the head and its header holds against it.
@@ -452,7 +459,11 @@ impl Blockchain {
         // Checks of the block's own content, in verdict order: body roots and blob gas,
         // then the BAL against the header. They only read the block, so they run beside
         // execution; their verdict still comes first.
-        let content_checks = || self.check_content(&checked);
+        let content_checks = || {
+            let t = Instant::now();
+            let content = self.check_content(&checked);
+            (content, t.elapsed())
+        };
         // The parent's state as every stage of this block reads it.
         let cache =
             CachingDb::new(self.state_db(checked.block.header.parent_hash, checked.parent.number));
@@ -460,8 +471,9 @@ impl Blockchain {
         // seed it with values of its own, which it answers for.
         let core_path = matches!(execution, Execution::Choose);
         let parent_root = checked.parent.state_root;
-        let (content, executed) =
+        let ((content, content_time), executed) =
             rayon::join(content_checks, || self.execute(&cache, &checked, &mut timings, execution));
+        timings.content = content_time;
         content?;
         let outcome =
             executed.and_then(|executed| self.finish(checked, &cache, executed, timings, start));
@@ -587,7 +599,7 @@ impl Blockchain {
             execute_block_sequential_with_roots(cache, block, &senders, &self.config, &roots)?;
         timings.exec += t.elapsed();
         record_cache_stats(cache);
-        Ok(Executed { senders, output, path, receipts: None, from_bal: None })
+        Ok(Executed { senders, output, path, receipts: None, from_bal: None, profile: None })
     }
 
     fn execute_strategy(
@@ -606,7 +618,7 @@ impl Blockchain {
         timings.validate += validate;
         let path =
             if fell_back { ExecutionPath::SequentialBalUnusable } else { ExecutionPath::Strategy };
-        Ok(Executed { senders, output, path, receipts: None, from_bal: None })
+        Ok(Executed { senders, output, path, receipts: None, from_bal: None, profile: None })
     }
 
     /// The parallel path: transactions (and their sender recovery) on the rayon pool,
@@ -633,25 +645,12 @@ impl Blockchain {
         let schedule = self.options.schedule;
         let (run, merkleized) = rayon::join(
             || run_transactions_parallel(cache, block, &self.config, bal, schedule),
-            || -> Option<Result<BalMerkleization, BlockError>> {
-                if self.options.prefetch == Prefetch::Beside {
-                    if let Err(e) = self.on_io_pool(|| warm_from_bal(cache, bal)) {
-                        return Some(Err(StorageFault::new(e).into()));
-                    }
-                }
-                self.options.parallel_trie.then(|| {
-                    let (changes, codes) = changes_from_bal(cache, bal)?;
-                    let (root, update, change_set) = compute_state_update_with(
-                        &self.store,
-                        cache,
-                        checked.parent.state_root,
-                        &changes,
-                        codes,
-                    )?;
-                    Ok(BalMerkleization { changes, root, update, change_set })
-                })
+            || {
+                let t = Instant::now();
+                (self.merkleize_from_bal(cache, checked, bal), t.elapsed())
             },
         );
+        let (merkleized, merkle_time) = merkleized;
         let mut executed = match run? {
             ParallelRun::Ran(executed) => executed,
             ParallelRun::BalMismatch(reason) => {
@@ -664,9 +663,10 @@ impl Blockchain {
             .and_then(|m| m.map_err(|e| tracing::debug!(%e, "BAL merkleization failed")).ok());
         let receipts = std::mem::take(&mut executed.receipts);
         let senders = std::mem::take(&mut executed.senders);
-        let (output, (commitment, from_bal)) = rayon::join(
+        let (output, (commitment, from_bal, receipts_time)) = rayon::join(
             || executed.commit_without_receipts(block, &self.config, &receipts),
             || {
+                let t = Instant::now();
                 let from_bal = merkleized.map(|m| RootFromBal {
                     root: m.root,
                     changes: m.changes,
@@ -680,12 +680,17 @@ impl Blockchain {
                         total_difficulty: checked.parent_td + block.header.difficulty,
                     }),
                 });
-                (ReceiptsCommitment::of(&receipts), from_bal)
+                (ReceiptsCommitment::of(&receipts), from_bal, t.elapsed())
             },
         );
         let mut output = output?;
         output.receipts = receipts;
         timings.exec = t.elapsed();
+        let profile = output.profile.take().map(|execution| BlockProfile {
+            execution,
+            merkle: merkle_time,
+            receipts: receipts_time,
+        });
         record_cache_stats(cache);
         Ok(Some(Executed {
             senders,
@@ -693,7 +698,34 @@ impl Blockchain {
             path: ExecutionPath::Parallel,
             receipts: Some(commitment),
             from_bal,
+            profile,
         }))
+    }
+
+    /// Beside the transactions: the BAL's state prefetched (if on), then the state root
+    /// and the block's state update from the BAL alone (unless off).
+    fn merkleize_from_bal(
+        &self,
+        cache: &CachingDb<StoreDb>,
+        checked: &Checked,
+        bal: &BlockAccessList,
+    ) -> Option<Result<BalMerkleization, BlockError>> {
+        if self.options.prefetch == Prefetch::Beside {
+            if let Err(e) = self.on_io_pool(|| warm_from_bal(cache, bal)) {
+                return Some(Err(StorageFault::new(e).into()));
+            }
+        }
+        self.options.parallel_trie.then(|| {
+            let (changes, codes) = changes_from_bal(cache, bal)?;
+            let (root, update, change_set) = compute_state_update_with(
+                &self.store,
+                cache,
+                checked.parent.state_root,
+                &changes,
+                codes,
+            )?;
+            Ok(BalMerkleization { changes, root, update, change_set })
+        })
     }
 
     /// The rest of the parallel path for transactions a batch already ran: their changes
@@ -721,6 +753,7 @@ impl Blockchain {
             path: ExecutionPath::ParallelBatch,
             receipts: Some(commitment),
             from_bal: None,
+            profile: None,
         })
     }
 
@@ -735,7 +768,7 @@ impl Blockchain {
         mut timings: BlockTimings,
         start: Instant,
     ) -> Result<ImportOutcome, BlockError> {
-        let Executed { senders, output, path, receipts: commitment, from_bal } = executed;
+        let Executed { senders, output, path, receipts: commitment, from_bal, profile } = executed;
         let Checked { hash, block, bal, parent, parent_td, amsterdam } = checked;
         let total_difficulty = parent_td + block.header.difficulty;
         let mut block = RecoveredBlock { hash, block, senders, bal };
@@ -820,6 +853,7 @@ impl Blockchain {
             path,
             root_from_bal,
             timings,
+            profile,
         };
         if let (Some(observer), Some(codes)) = (&self.observer, observed_codes) {
             observer.block_imported(&outcome, &StateChanges { accounts, codes });

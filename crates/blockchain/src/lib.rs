@@ -11,6 +11,7 @@ pub mod fork_choice;
 pub mod genesis;
 pub mod import;
 mod metrics;
+mod profile;
 pub mod state_root;
 pub mod system_contracts;
 pub mod validation;
@@ -24,3 +25,4 @@ pub use import::{
     BlockTimings, Blockchain, Cores, ExecutionPath, ImportOptions, ImportOutcome, Prefetch,
     StateChanges, Threshold,
 };
+pub use profile::BlockProfile;

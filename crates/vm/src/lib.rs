@@ -19,6 +19,7 @@ mod evm;
 mod gas;
 mod output;
 mod parallel;
+mod profile;
 pub mod proof_of_work;
 mod requests;
 mod senders;
@@ -39,6 +40,7 @@ pub use parallel::{
     run_transactions_parallel, run_transactions_parallel_on, BalUnusable, ExecutedTransactions,
     ParallelRun, Schedule, TxOverlay, TxPreState, UnlistedReads,
 };
+pub use profile::{ParallelProfile, TxCost};
 pub use senders::{
     cached_senders, install_sender_cache, recover_sender, recover_senders, remember_sender,
     Recovery,

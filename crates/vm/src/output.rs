@@ -45,6 +45,8 @@ pub struct BlockExecutionOutput {
     /// order; recorded only when asked for (`execute_block_sequential_recording`, the
     /// pre-transaction path), empty otherwise.
     pub tx_accesses: Vec<TxAccess>,
+    /// Where the parallel path's time went (`None` on the sequential path).
+    pub profile: Option<crate::profile::ParallelProfile>,
 }
 
 /// What one transaction accessed: every account its execution loaded, and under each the
@@ -94,6 +96,7 @@ pub(crate) fn finish<DB: revm::Database>(
         codes,
         longest_tx: std::time::Duration::ZERO,
         tx_accesses: Vec::new(),
+        profile: None,
     }
 }
 

@@ -33,6 +33,7 @@ use crate::error::{transaction_error, DatabaseError, ExecutionError, HeaderBalEr
 use crate::evm::EvmConfig;
 use crate::gas::GasCounter;
 use crate::output::{access_of, build_receipt, finish, BlockExecutionOutput, TxAccess};
+use crate::profile::{ParallelProfile, TxCost};
 use crate::senders::{recover_sender, recover_senders, Recovery};
 use crate::system::{run_post_block, run_pre_block};
 use alloy_consensus::{Eip658Value, Transaction as _, Typed2718};
@@ -251,8 +252,8 @@ pub enum Schedule {
     BlockOrder,
 }
 
-/// Runs every transaction on the pool and returns the results in block order, with the
-/// longest single transaction's run time (I/O included).
+/// Runs every transaction on the pool and returns the results in block order, with each
+/// one's run time on its worker (I/O included).
 ///
 /// The block's wall time is bounded below by its longest transaction, and a long one
 /// picked up last leaves the other cores idle while it runs. So with
@@ -262,7 +263,7 @@ fn run_scheduled<F>(
     txs: &[Transaction],
     schedule: Schedule,
     run: F,
-) -> Result<(Vec<TxRun>, std::time::Duration), ExecutionError>
+) -> Result<(Vec<TxRun>, Vec<std::time::Duration>), ExecutionError>
 where
     F: Fn(usize, &Transaction) -> TxRun + Sync,
 {
@@ -286,10 +287,10 @@ where
         })
         .collect();
     let mut slots: Vec<Option<TxRun>> = std::iter::repeat_with(|| None).take(txs.len()).collect();
-    let mut longest = std::time::Duration::ZERO;
+    let mut times = vec![std::time::Duration::ZERO; txs.len()];
     for (index, result, took) in done.into_iter().flatten() {
         slots[index] = Some(result);
-        longest = longest.max(took);
+        times[index] = took;
     }
     let runs = slots
         .into_iter()
@@ -302,7 +303,7 @@ where
             })
         })
         .collect::<Result<_, _>>()?;
-    Ok((runs, longest))
+    Ok((runs, times))
 }
 
 /// The header BAL in the two forms the workers use, or why it cannot drive parallel
@@ -340,6 +341,8 @@ pub struct ExecutedTransactions<'a, DB: DatabaseRef> {
     pub longest_tx: std::time::Duration,
     /// What each transaction accessed, in block order (the per-transaction path only).
     pub tx_accesses: Vec<TxAccess>,
+    /// Where the time went (the commit's share is filled in by `commit`).
+    pub profile: ParallelProfile,
 }
 
 /// What the parallel path concluded.
@@ -435,22 +438,26 @@ where
     // workers read) and by index (what they are checked against), and the pre-block
     // system calls on the state everything is finally committed into.
     let t_setup = std::time::Instant::now();
-    let (prepared, pre_block) = rayon::join(
-        || match pre {
-            TxPreState::Bal { bal, unlisted } => {
-                let fallback = unlisted == UnlistedReads::FromDatabase;
-                prepare_bal(bal, txs.len() + 2).map(|p| Some((p, fallback)))
-            }
-            TxPreState::Overlay(_) => Ok(None),
+    let ((prepared, prepare_time), (pre_block, pre_block_time)) = rayon::join(
+        || {
+            timed(|| match pre {
+                TxPreState::Bal { bal, unlisted } => {
+                    let fallback = unlisted == UnlistedReads::FromDatabase;
+                    prepare_bal(bal, txs.len() + 2).map(|p| Some((p, fallback)))
+                }
+                TxPreState::Overlay(_) => Ok(None),
+            })
         },
         || {
-            let mut state = State::builder()
-                .with_database(WrapDatabaseRef(db))
-                .with_bundle_update()
-                .with_bal_builder()
-                .build();
-            state.reset_bal_index();
-            run_pre_block(&mut state, &evm_config, config, header).map(|()| state)
+            timed(|| {
+                let mut state = State::builder()
+                    .with_database(WrapDatabaseRef(db))
+                    .with_bundle_update()
+                    .with_bal_builder()
+                    .build();
+                state.reset_bal_index();
+                run_pre_block(&mut state, &evm_config, config, header).map(|()| state)
+            })
         },
     );
     let state = match pre_block {
@@ -486,7 +493,7 @@ where
 
     let t_parallel = std::time::Instant::now();
     let shared = Shared { db, evm_config: &evm_config, source };
-    let (runs, longest_tx) =
+    let (runs, tx_times) =
         run_scheduled(txs, schedule, |index, tx| match recover_sender(index, tx) {
             Ok(sender) => shared.run_one(index, tx, sender),
             Err(e) => {
@@ -502,6 +509,8 @@ where
         return Err(e);
     }
     let parallel_time = t_parallel.elapsed();
+    let longest_tx = tx_times.iter().copied().max().unwrap_or_default();
+    let t_verdicts = std::time::Instant::now();
 
     // Verdicts in block order, as the sequential path meets them; committing the state
     // changes cannot fail, so it is left to `commit`.
@@ -526,6 +535,17 @@ where
         receipts.push(receipt);
         changes.push(evm_state);
     }
+    let profile = ParallelProfile {
+        prepare_bal: prepare_time,
+        pre_block: pre_block_time,
+        txs: txs
+            .iter()
+            .zip(tx_times)
+            .map(|(tx, took)| TxCost { gas_limit: tx.gas_limit(), took })
+            .collect(),
+        verdicts: t_verdicts.elapsed(),
+        commit: std::time::Duration::ZERO,
+    };
     tracing::trace!(
         block = header.number,
         bal_setup_ms = setup_time.as_secs_f64() * 1e3,
@@ -541,7 +561,14 @@ where
         senders,
         longest_tx,
         tx_accesses,
+        profile,
     }))
+}
+
+/// `f`'s result with the time it took on this thread.
+fn timed<R>(f: impl FnOnce() -> R) -> (R, std::time::Duration) {
+    let t = std::time::Instant::now();
+    (f(), t.elapsed())
 }
 
 impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
@@ -573,6 +600,7 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
             gas,
             longest_tx,
             tx_accesses,
+            mut profile,
             ..
         } = self;
         let t_commit = std::time::Instant::now();
@@ -586,6 +614,8 @@ impl<DB: DatabaseRef> ExecutedTransactions<'_, DB> {
         let mut output = finish(state, Vec::new(), gas.block_gas(evm_config.fork()), requests);
         output.longest_tx = longest_tx;
         output.tx_accesses = tx_accesses;
+        profile.commit = t_commit.elapsed();
+        output.profile = Some(profile);
         tracing::trace!(
             block = block.header.number,
             ordered_commit_ms = commit_time.as_secs_f64() * 1e3,
