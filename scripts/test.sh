@@ -64,6 +64,8 @@ bench/verify-fixture.sh "$SCRATCH/stress"
 echo "== the small stress chain fed to ethrex and geth over the Engine API, every block VALID (bench/engine-peers.sh --quick)"
 bench/engine-peers.sh "$SCRATCH/stress" --ethrex "$ETHREX" --geth "$(command -v geth || echo "$(go env GOPATH)/bin/geth")" \
     --json "$SCRATCH/engine-peers.json" --quick
+echo "== the many-core model on the small stress chain: a one-core and a two-core run, the model's checks (bench/cores-model.sh --quick)"
+bench/cores-model.sh "$SCRATCH/stress" "$SCRATCH/cores-model" --quick
 echo "== geth's devp2p test chain (no BALs) imported to the head its headfcu.json names"
 bench/eth-test-chain.sh "$SCRATCH/eth-test-chain"
 echo "== the execution-apis RPC chain (proof of work, the merge, Shanghai..BPO2) imported by us and geth:"

@@ -2,6 +2,7 @@
 
 mod bal_lab_cmd;
 mod bench_cmd;
+mod cores_model_cmd;
 mod db_bench_cmd;
 mod dev;
 mod ef_test;
@@ -95,6 +96,8 @@ enum Command {
     Fixture(fixture_cmd::FixtureCommand),
     /// Import a chain file mode by mode and report per-block stage times.
     ImportBench(bench_cmd::BenchArgs),
+    /// The parallel path's block time on N simulated cores, from a one-core run's pieces.
+    CoresModel(cores_model_cmd::CoresModelArgs),
     /// The BAL design lab: the access-list designs of the research, measured on a chain.
     #[command(subcommand)]
     BalLab(bal_lab_cmd::BalLabCommand),
@@ -140,6 +143,7 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Fixture(cmd) => fixture_cmd::run_fixture(cmd),
         Command::ImportBench(args) => bench_cmd::run_bench(args),
         Command::BalLab(cmd) => bal_lab_cmd::run_bal_lab(cmd),
+        Command::CoresModel(args) => cores_model_cmd::run(args),
         Command::TrieBench(args) => trie_bench_cmd::run(args),
         Command::DbBench(args) => db_bench_cmd::run(args).map(|()| ExitCode::SUCCESS),
     }

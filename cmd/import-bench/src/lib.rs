@@ -3,6 +3,7 @@
 pub mod bal_lab;
 pub mod bench;
 pub mod binary;
+pub mod cores_model;
 mod ef_fixture;
 pub mod generate;
 pub mod mutate;

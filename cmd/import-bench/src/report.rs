@@ -65,6 +65,10 @@ pub(crate) struct BlockRow {
     /// `--state-scheme binary`: the binary trie's root after the block.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) binary_root: Option<String>,
+    /// The parallel path's pieces, each timed on its thread (what `ethrex cores-model`
+    /// schedules); parallel blocks only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<crate::cores_model::PieceTimes>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -110,6 +114,7 @@ impl BlockRow {
             },
             root_from_bal: o.root_from_bal,
             binary_root: None,
+            profile: o.profile.as_ref().map(|p| crate::cores_model::PieceTimes::new(p, &o.timings)),
         }
     }
 
