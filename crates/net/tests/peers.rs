@@ -290,7 +290,16 @@ fn serve(mut fake: Fake, store: Store, behaviour: Behaviour) -> (Serving, Secret
             }
             let (code, payload) = answer.encode(fake.version);
             if let Err(e) = fake.writer.send(code, &payload).await {
-                return e;
+                // The node asks for bodies and BALs at once, so it can hang up over the
+                // lie to one while the answer to the other is on its way: what it said
+                // before hanging up is still to be read.
+                return loop {
+                    match fake.reader.recv().await {
+                        Ok(_) => continue,
+                        Err(end @ RlpxError::Disconnected(_)) => break end,
+                        Err(_) => break e,
+                    }
+                };
             }
         }
     });
