@@ -108,6 +108,12 @@ peak_rss_mb() {
     awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo "?"
 }
 
+# cpu_secs PID: the process's CPU time so far (user + system, all threads), in seconds.
+cpu_secs() {
+    awk -v tck="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f", ($12 + $13) / tck }' \
+        "/proc/$1/stat" 2>/dev/null || echo "?"
+}
+
 # tail_log TITLE FILE [LINES]: prints the end of a log, labelled.
 tail_log() {
     echo "---- $1 (last ${3:-30} lines of $2)" >&2

@@ -114,7 +114,8 @@ sync_ours() {
     mkdir -p "$dir"
     local log="$dir/node.log"
     TOTAL=$((TOTAL + 1))
-    local start=$EPOCHREALTIME
+    local start=$EPOCHREALTIME geth_cpu0
+    geth_cpu0=$(cpu_secs "$GETH_PID")
     start_ethrex "$log" "$genesis" "$dir/data" --nodiscover --peers "$GETH_ENODE" \
         --sync.target "$want_hash" "$@"
     local pid=$ETHREX_PID url=$ETHREX_URL got="" deadline=$((SECONDS + TIMEOUT)) wall
@@ -126,8 +127,10 @@ sync_ours() {
     wall=$(python3 -c "import sys; print(f'{$EPOCHREALTIME - $start:.1f}')")
     # The sync's summary line follows the import of the target block.
     for _ in $(seq 50); do grep -q "sync reached its target" "$log" && break; sleep 0.1; done
-    local rss fields
+    local rss fields cpu
     rss=$(peak_rss_mb "$pid")
+    # Both peers share the machine's cores: what serving cost geth is CPU the import lacked.
+    cpu="CPU s: ethrex $(cpu_secs "$pid"), geth serving $(python3 -c "print(f'{$(cpu_secs "$GETH_PID") - $geth_cpu0:.2f}')")"
     fields=$($PY sync-fields "$log")
     stop "$pid"
     scrap "$dir/data"
@@ -144,7 +147,7 @@ sync_ours() {
         tail_log "ethrex node ($chain, $label)" "$log" 40
         tail_log "geth (serving $chain)" "$GETH_LOG" 40
     fi
-    echo "geth -> ethrex $chain $label: $status in ${wall}s; $fields"
+    echo "geth -> ethrex $chain $label: $status in ${wall}s; $cpu; $fields"
     row "geth -> ethrex" "$chain ($label)" "$blocks" "$wall" "${secs:--}" "${mgas:--}" "${bps:--}" \
         "${par:--}" "$rss" "$status"
 }
