@@ -303,8 +303,17 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
     // The KZG trusted setup takes a few seconds of one core (and ~100 MB) to build: not
-    // inside the first blob transaction's time limit.
-    std::thread::spawn(ethrex_txpool::warm_kzg);
+    // inside the first blob transaction's time limit. Built at idle priority, so a sync
+    // or the first blocks that start with the node do not lose a core to it (on two
+    // cores: 2-3 s of a core the import would have had); whatever needs it
+    // first waits for it, which frees a core for it.
+    std::thread::Builder::new()
+        .name("kzg-setup".into())
+        .spawn(|| {
+            idle_priority();
+            ethrex_txpool::warm_kzg()
+        })
+        .context("starting the KZG setup's thread")?;
     // Senders the pool recovers are not recovered again when a block includes them.
     ethrex_vm::install_sender_cache(SENDER_CACHE_CAPACITY);
     let blob_dir = args.db.datadir.join("blobpool");
@@ -546,4 +555,20 @@ pub(crate) fn run_verify_db(args: VerifyDbArgs) -> anyhow::Result<ExitCode> {
 /// `--rpc.evmtimeout` in Go's notation, as geth reads it.
 fn evm_timeout(text: &str) -> Result<std::time::Duration, String> {
     ethrex_vm::deadline::parse_go_duration(text)
+}
+
+/// Moves the calling thread to the idle scheduling class (Linux `SCHED_IDLE`): it runs
+/// only on a core no other thread wants. Elsewhere, or if refused, it stays as it is.
+fn idle_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+            tracing::debug!(
+                error = %std::io::Error::last_os_error(),
+                "the KZG setup's thread keeps its priority"
+            );
+        }
+    }
 }
