@@ -527,35 +527,11 @@ fn body_matches(header: &Header, body: &BlockBody) -> bool {
 }
 
 /// The blocks of `chunk`: bodies from any peer, BALs from eth/71 peers (if `fetch_bals`).
-/// Both are asked for at once: a BAL is checked against its header alone, and a peer
-/// answers its requests in order, so a BAL request sent after the bodies arrived would
-/// queue behind every other chunk's bodies.
 async fn fetch_chunk(
     inner: Arc<Inner>,
     chunk: Vec<(B256, Header)>,
     fetch_bals: bool,
 ) -> Vec<BlockWithBal> {
-    let n = chunk.len();
-    let mut bals: Vec<Option<BlockAccessList>> = vec![None; n];
-    let bals_done = async {
-        if fetch_bals {
-            fetch_bals_into(&inner, &chunk, &mut bals).await;
-        }
-    };
-    let (bodies, ()) = futures::join!(fetch_bodies(&inner, &chunk), bals_done);
-    chunk
-        .into_iter()
-        .zip(bodies)
-        .zip(bals)
-        .map(|(((_, header), body), bal)| BlockWithBal {
-            block: ethrex_common::Block { header, body: body.unwrap_or_default() },
-            bal,
-        })
-        .collect()
-}
-
-/// The bodies of `chunk`'s blocks, each checked against its header, from any peer.
-async fn fetch_bodies(inner: &Inner, chunk: &[(B256, Header)]) -> Vec<Option<BlockBody>> {
     let n = chunk.len();
     let mut bodies: Vec<Option<BlockBody>> = vec![None; n];
     let mut next = 0;
@@ -566,7 +542,7 @@ async fn fetch_bodies(inner: &Inner, chunk: &[(B256, Header)]) -> Vec<Option<Blo
         let covering = inner.peers.pick(|p| p.range().latest >= last && !tried.contains(&p.id));
         let peer = match covering {
             Some(peer) => peer,
-            None => next_peer(inner, &mut tried, |_| true).await,
+            None => next_peer(&inner, &mut tried, |_| true).await,
         };
         let hashes: Vec<B256> = chunk[next..].iter().map(|(h, _)| *h).collect();
         match peer.bodies(hashes).await {
@@ -574,7 +550,7 @@ async fn fetch_bodies(inner: &Inner, chunk: &[(B256, Header)]) -> Vec<Option<Blo
             Ok(got) if got.is_empty() => {
                 tried.insert(peer.id);
             }
-            Ok(got) if got.len() > n - next => drop_peer(inner, &peer, Offence::Mismatch).await,
+            Ok(got) if got.len() > n - next => drop_peer(&inner, &peer, Offence::Mismatch).await,
             Ok(got) => {
                 let answered = got.len();
                 let mut matched = 0;
@@ -589,13 +565,25 @@ async fn fetch_bodies(inner: &Inner, chunk: &[(B256, Header)]) -> Vec<Option<Blo
                 // A shorter answer is allowed (peers truncate); a body that is not its
                 // header's is a lie.
                 if matched < answered {
-                    drop_peer(inner, &peer, Offence::Mismatch).await;
+                    drop_peer(&inner, &peer, Offence::Mismatch).await;
                 }
             }
-            Err(e) => request_failed(inner, &peer, e).await,
+            Err(e) => request_failed(&inner, &peer, e).await,
         }
     }
-    bodies
+    let mut bals: Vec<Option<BlockAccessList>> = vec![None; n];
+    if fetch_bals {
+        fetch_bals_into(&inner, &chunk, &mut bals).await;
+    }
+    chunk
+        .into_iter()
+        .zip(bodies)
+        .zip(bals)
+        .map(|(((_, header), body), bal)| BlockWithBal {
+            block: ethrex_common::Block { header, body: body.unwrap_or_default() },
+            bal,
+        })
+        .collect()
 }
 
 /// Fills `bals` for the chunk's Amsterdam blocks from eth/71 peers. A BAL that does not
@@ -653,6 +641,7 @@ async fn fetch_bals_into(
             gave = true;
         }
         if !gave {
+            tracing::debug!(peer = %peer.id, asked = ask.len(), "the peer has none of the BALs asked for");
             done_with.insert(peer.id);
         }
         wanted.retain(|&i| bals[i].is_none());

@@ -290,9 +290,9 @@ fn serve(mut fake: Fake, store: Store, behaviour: Behaviour) -> (Serving, Secret
             }
             let (code, payload) = answer.encode(fake.version);
             if let Err(e) = fake.writer.send(code, &payload).await {
-                // The node asks for bodies and BALs at once, so it can hang up over the
-                // lie to one while the answer to the other is on its way: what it said
-                // before hanging up is still to be read.
+                // The node can hang up over a lie while the answer to another request
+                // (another chunk's) is on its way: what it said before hanging up is
+                // still to be read.
                 return loop {
                     match fake.reader.recv().await {
                         Ok(_) => continue,
