@@ -119,14 +119,19 @@ sync_ours() {
     start_ethrex "$log" "$genesis" "$dir/data" --nodiscover --peers "$GETH_ENODE" \
         --sync.target "$want_hash" "$@"
     local pid=$ETHREX_PID url=$ETHREX_URL got="" deadline=$((SECONDS + TIMEOUT)) wall
+    # Wait on the node's log, not its RPC: each RPC poll starts two Python processes,
+    # about a quarter of a core at 5 polls a second, which the sync would lose on two
+    # cores. The head is then asked once the sync says it is there (or stopped).
     while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
+        grep -q "sync reached its target\|sync failed\|sync stopped at an invalid block" "$log" && break
+        sleep 0.1
+    done
+    wall=$(python3 -c "import sys; print(f'{$EPOCHREALTIME - $start:.1f}')")
+    for _ in $(seq 20); do
         got=$(head_of "$url" 2>/dev/null || true)
         [ "$got" = "$blocks $want_hash $want_root" ] && break
         sleep 0.2
     done
-    wall=$(python3 -c "import sys; print(f'{$EPOCHREALTIME - $start:.1f}')")
-    # The sync's summary line follows the import of the target block.
-    for _ in $(seq 50); do grep -q "sync reached its target" "$log" && break; sleep 0.1; done
     local rss fields cpu
     rss=$(peak_rss_mb "$pid")
     # Both peers share the machine's cores: what serving cost geth is CPU the import lacked.
