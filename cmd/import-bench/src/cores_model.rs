@@ -298,13 +298,18 @@ fn median_indices(values: &[f64]) -> Vec<usize> {
     }
 }
 
+impl MeasuredRun {
+    /// Its blocks' numbers, in order: what two runs of one chain share.
+    fn numbers(&self) -> Vec<u64> {
+        self.blocks.iter().map(|b| b.number).collect()
+    }
+}
+
 /// Every run holds the same blocks as the first.
 fn same_chain(runs: &[MeasuredRun]) -> anyhow::Result<()> {
     let first = &runs[0];
     for r in &runs[1..] {
-        if r.blocks.len() != first.blocks.len()
-            || r.blocks.iter().zip(&first.blocks).any(|(a, b)| a.number != b.number)
-        {
+        if r.numbers() != first.numbers() {
             bail!("{} and {} are runs of different chains (other blocks)", first.path, r.path);
         }
     }
@@ -372,10 +377,11 @@ impl Model {
     /// The model's figures at `cores`.
     pub fn predict(&self, cores: usize) -> Prediction {
         let gas: u64 = self.blocks.iter().map(|(_, g, _, _)| g).sum();
-        let times = self.block_times(cores);
+        let (times, sections): (Vec<f64>, Vec<f64>) =
+            self.blocks.iter().map(|(_, _, _, p)| p.block_ms(cores)).unzip();
         let chain: f64 = times.iter().sum();
         let one: f64 = self.block_times(1).iter().sum();
-        let section: f64 = self.blocks.iter().map(|(_, _, _, p)| p.block_ms(cores).1).sum();
+        let section: f64 = sections.iter().sum();
         let back_to_back: f64 = self
             .blocks
             .iter()
@@ -407,9 +413,7 @@ impl Model {
             );
         }
         same_chain(runs)?;
-        if first.blocks.len() != self.blocks.len()
-            || first.blocks.iter().zip(&self.blocks).any(|(m, (n, ..))| m.number != *n)
-        {
+        if first.numbers() != self.blocks.iter().map(|(n, ..)| *n).collect::<Vec<_>>() {
             bail!("{} is not a run of the profile's chain (other blocks)", first.path);
         }
         let predicted = self.block_times(first.threads);
