@@ -285,6 +285,7 @@ impl P2pArgs {
             fetch_bals: !self.sync_no_bals,
             max_blocks_ahead: self.sync_max_blocks_ahead.max(1),
             batch: self.sync_batch.max(1),
+            ..Default::default()
         };
         Ok(config)
     }

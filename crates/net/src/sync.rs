@@ -35,8 +35,14 @@ use tokio::sync::watch;
 
 /// Headers asked for in one request while walking back from the target.
 pub const HEADERS_PER_REQUEST: u64 = 192;
-/// Blocks whose bodies (and BALs) one download task fetches.
+/// Blocks whose bodies (and BALs) one download task fetches, by default.
 pub const CHUNK: usize = 32;
+/// Bodies asked for in one request (a chunk asks for its parts at once). Sixteen
+/// 60M-gas blocks' bodies fit a 2 MB answer.
+pub const BODIES_PER_REQUEST: usize = 16;
+/// BALs asked for in one request: on the stress chain 32 of them passed geth's 2 MB
+/// answer limit.
+pub const BALS_PER_REQUEST: usize = 8;
 /// How long a sync runs before it gives way to a newer target.
 pub const RETARGET_AFTER: Duration = Duration::from_secs(60);
 /// How often the sync logs its progress.
@@ -51,11 +57,13 @@ pub struct SyncConfig {
     pub max_blocks_ahead: usize,
     /// Blocks imported together as one mega block (1: one at a time).
     pub batch: usize,
+    /// Blocks whose bodies and BALs one download task fetches.
+    pub chunk: usize,
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
-        Self { fetch_bals: true, max_blocks_ahead: 512, batch: 1 }
+        Self { fetch_bals: true, max_blocks_ahead: 512, batch: 1, chunk: CHUNK }
     }
 }
 
@@ -264,11 +272,12 @@ async fn run(
 
     // Bodies and BALs: chunks downloaded by up to `parallel` tasks at once, handed over in
     // order through a bounded channel; together at most `max_blocks_ahead` blocks.
-    let ahead = inner.syncer.config.max_blocks_ahead.max(CHUNK);
-    let parallel = (ahead / CHUNK / 2).clamp(1, 8);
-    let capacity = (ahead / CHUNK).saturating_sub(parallel).max(1);
+    let chunk_len = inner.syncer.config.chunk.max(1);
+    let ahead = inner.syncer.config.max_blocks_ahead.max(chunk_len);
+    let parallel = (ahead / chunk_len / 2).clamp(1, 8);
+    let capacity = (ahead / chunk_len).saturating_sub(parallel).max(1);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<BlockWithBal>, String>>(capacity);
-    let chunks: Vec<Vec<(B256, Header)>> = headers.chunks(CHUNK).map(|c| c.to_vec()).collect();
+    let chunks: Vec<Vec<(B256, Header)>> = headers.chunks(chunk_len).map(|c| c.to_vec()).collect();
     drop(headers);
     let fetch_bals = inner.syncer.config.fetch_bals;
     let download = {
@@ -446,15 +455,20 @@ impl Stats {
     }
 }
 
-/// The least busy usable peer not in `tried`; when every usable peer is in it, `tried` is
-/// cleared and they are asked again after a pause (also the wait while none is connected).
+/// How long a sync task waits for a peer with room before it looks afresh.
+const PEER_PAUSE: Duration = Duration::from_millis(250);
+
+/// The least busy usable peer not in `tried`, as soon as one has room for a request (a
+/// peer joining or a request ending wakes the wait). When every usable peer is in `tried`,
+/// `tried` is cleared and they are asked again after a pause.
 async fn next_peer(
     inner: &Inner,
     tried: &mut HashSet<NodeId>,
     usable: impl Fn(&Peer) -> bool,
 ) -> Arc<Peer> {
     for round in 1u64.. {
-        if let Some(peer) = inner.peers.pick(|p| usable(p) && !tried.contains(&p.id)) {
+        let untried = |p: &Peer| usable(p) && !tried.contains(&p.id);
+        if let Some(peer) = inner.peers.pick_waiting(untried, PEER_PAUSE).await {
             return peer;
         }
         tried.clear();
@@ -462,7 +476,6 @@ async fn next_peer(
         if round.is_multiple_of(120) {
             tracing::info!(peers = inner.peers.len(), "sync waiting for a peer that can serve");
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
     unreachable!("the loop above only ends by returning")
 }
@@ -527,22 +540,58 @@ fn body_matches(header: &Header, body: &BlockBody) -> bool {
 }
 
 /// The blocks of `chunk`: bodies from any peer, BALs from eth/71 peers (if `fetch_bals`).
+/// All of the chunk's requests go out at once, so that a peer that answers in order (geth
+/// does) serves this chunk's BALs before the later chunks' bodies; and each asks for few
+/// enough blocks that its answer fits the peer's response limit (geth's 2 MB): the rest
+/// of a truncated answer is asked again, and that request queues behind every later
+/// chunk's, which kept the import waiting for its first block until the whole download
+/// window was served.
 async fn fetch_chunk(
     inner: Arc<Inner>,
     chunk: Vec<(B256, Header)>,
     fetch_bals: bool,
 ) -> Vec<BlockWithBal> {
+    let mut bals: Vec<Option<BlockAccessList>> = vec![None; chunk.len()];
+    let asked = Instant::now();
+    let first = chunk.first().map(|(_, h)| h.number).unwrap_or_default();
+    let bodies = async {
+        let parts = chunk.chunks(BODIES_PER_REQUEST).map(|part| fetch_bodies(&inner, part));
+        let bodies = futures::future::join_all(parts).await.concat();
+        tracing::debug!(first, blocks = chunk.len(), took = ?asked.elapsed(), "sync: bodies in");
+        bodies
+    };
+    let bals_in = async {
+        if fetch_bals {
+            let parts = chunk
+                .chunks(BALS_PER_REQUEST)
+                .zip(bals.chunks_mut(BALS_PER_REQUEST))
+                .map(|(part, into)| fetch_bals_into(&inner, part, into));
+            futures::future::join_all(parts).await;
+            tracing::debug!(first, blocks = chunk.len(), took = ?asked.elapsed(), "sync: BALs in");
+        }
+    };
+    let (bodies, ()) = futures::join!(bodies, bals_in);
+    chunk
+        .into_iter()
+        .zip(bodies)
+        .zip(bals)
+        .map(|(((_, header), body), bal)| BlockWithBal { block: ethrex_common::Block { header, body }, bal })
+        .collect()
+}
+
+/// The bodies of `chunk`, each checked against its header, from whichever peers have them.
+async fn fetch_bodies(inner: &Inner, chunk: &[(B256, Header)]) -> Vec<BlockBody> {
     let n = chunk.len();
-    let mut bodies: Vec<Option<BlockBody>> = vec![None; n];
-    let mut next = 0;
+    let mut bodies: Vec<BlockBody> = Vec::with_capacity(n);
     let mut tried = HashSet::new();
     // Prefer peers whose announced head covers the chunk.
     let last = chunk.last().map(|(_, h)| h.number).unwrap_or_default();
-    while next < n {
+    while bodies.len() < n {
+        let next = bodies.len();
         let covering = inner.peers.pick(|p| p.range().latest >= last && !tried.contains(&p.id));
         let peer = match covering {
             Some(peer) => peer,
-            None => next_peer(&inner, &mut tried, |_| true).await,
+            None => next_peer(inner, &mut tried, |_| true).await,
         };
         let hashes: Vec<B256> = chunk[next..].iter().map(|(h, _)| *h).collect();
         match peer.bodies(hashes).await {
@@ -550,40 +599,25 @@ async fn fetch_chunk(
             Ok(got) if got.is_empty() => {
                 tried.insert(peer.id);
             }
-            Ok(got) if got.len() > n - next => drop_peer(&inner, &peer, Offence::Mismatch).await,
+            Ok(got) if got.len() > n - next => drop_peer(inner, &peer, Offence::Mismatch).await,
             Ok(got) => {
                 let answered = got.len();
-                let mut matched = 0;
-                for (i, body) in got.into_iter().enumerate() {
-                    if !body_matches(&chunk[next + i].1, &body) {
+                for body in got {
+                    if !body_matches(&chunk[bodies.len()].1, &body) {
                         break;
                     }
-                    bodies[next + i] = Some(body);
-                    matched += 1;
+                    bodies.push(body);
                 }
-                next += matched;
                 // A shorter answer is allowed (peers truncate); a body that is not its
                 // header's is a lie.
-                if matched < answered {
-                    drop_peer(&inner, &peer, Offence::Mismatch).await;
+                if bodies.len() - next < answered {
+                    drop_peer(inner, &peer, Offence::Mismatch).await;
                 }
             }
-            Err(e) => request_failed(&inner, &peer, e).await,
+            Err(e) => request_failed(inner, &peer, e).await,
         }
     }
-    let mut bals: Vec<Option<BlockAccessList>> = vec![None; n];
-    if fetch_bals {
-        fetch_bals_into(&inner, &chunk, &mut bals).await;
-    }
-    chunk
-        .into_iter()
-        .zip(bodies)
-        .zip(bals)
-        .map(|(((_, header), body), bal)| BlockWithBal {
-            block: ethrex_common::Block { header, body: body.unwrap_or_default() },
-            bal,
-        })
-        .collect()
+    bodies
 }
 
 /// Fills `bals` for the chunk's Amsterdam blocks from eth/71 peers. A BAL that does not
@@ -602,8 +636,14 @@ async fn fetch_bals_into(
     let mut done_with: HashSet<NodeId> = HashSet::new();
     let mut declined: HashSet<(usize, NodeId)> = HashSet::new();
     while !wanted.is_empty() {
-        let Some(peer) = inner.peers.pick(|p| p.serves_bals() && !done_with.contains(&p.id)) else {
+        // Stop only when no connected peer is left to ask; one that is busy (at its
+        // in-flight bound, as when every chunk asks at once) is waited for.
+        let left = |p: &Peer| p.serves_bals() && !done_with.contains(&p.id);
+        if !inner.peers.any(left) {
             return;
+        }
+        let Some(peer) = inner.peers.pick_waiting(left, PEER_PAUSE).await else {
+            continue;
         };
         let ask: Vec<usize> =
             wanted.iter().copied().filter(|&i| !declined.contains(&(i, peer.id))).collect();

@@ -20,7 +20,8 @@ use ethrex_net::rlpx::{
     Capability, DisconnectReason, Hello, RlpxError, Session, SessionReader, SessionWriter,
     P2P_VERSION,
 };
-use ethrex_net::{ChainHost, Network, NetworkConfig, NodeId, NodeRecord, SyncOutcome};
+use ethrex_net::network::MAX_INFLIGHT_PER_PEER;
+use ethrex_net::{ChainHost, Network, NetworkConfig, NodeId, NodeRecord, SyncConfig, SyncOutcome};
 use ethrex_storage::Store;
 use rand::RngCore;
 use secp256k1::SecretKey;
@@ -74,7 +75,12 @@ fn fresh_chain() -> Arc<Blockchain> {
 }
 
 async fn start(chain: Arc<Blockchain>) -> Network {
-    let config = NetworkConfig::new(random_key(), "127.0.0.1:0".parse().unwrap());
+    start_with(chain, SyncConfig::default()).await
+}
+
+async fn start_with(chain: Arc<Blockchain>, sync: SyncConfig) -> Network {
+    let mut config = NetworkConfig::new(random_key(), "127.0.0.1:0".parse().unwrap());
+    config.sync = sync;
     let host: Arc<dyn ChainHost> = chain;
     Network::start(config, host).await.expect("the network starts")
 }
@@ -393,6 +399,33 @@ async fn honest_sync_reaches_the_servers_head_with_its_state_and_wire_bals() {
                 parallel_with_wire_bal: 0
             }
         );
+    })
+    .await;
+}
+
+/// Blocks per chunk for the test below: the served chain's 40 blocks make 20 chunks, the
+/// download runs 8 at once, and each asks its bodies and BALs together, so the requests
+/// wanted (16) are twice what one peer may have in flight.
+const SMALL_CHUNK: usize = 2;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_that_wants_more_requests_than_one_peer_may_have_in_flight_still_gets_every_bal() {
+    // Eight chunks at once, a bodies and a BALs request each: more than the peer may have.
+    const { assert!(2 * 8 > MAX_INFLIGHT_PER_PEER, "the test must saturate the peer") };
+    guarded(LIMIT, async {
+        let a_chain = full_chain();
+        let b_chain = fresh_chain();
+        let a = start(a_chain.clone()).await;
+        let sync = SyncConfig { chunk: SMALL_CHUNK, ..SyncConfig::default() };
+        let b = start_with(b_chain.clone(), sync).await;
+        b.add_peer(a.node_record());
+        until(|| lists(&b, a.node_record().id)).await;
+        let target = head_hash(&a_chain.store);
+        b.sync_to(target);
+        let (imported, with_wire_bal) = assert_reached(&b.sync_idle().await, target);
+        assert_eq!(imported, BLOCKS as u64);
+        assert_eq!(with_wire_bal, BLOCKS as u64, "no chunk went without its BALs");
+        assert_same_chain(&a_chain, &b_chain);
     })
     .await;
 }

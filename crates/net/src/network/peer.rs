@@ -76,6 +76,8 @@ pub struct Peer {
     pending: Mutex<HashMap<u64, oneshot::Sender<EthMessage>>>,
     next_id: AtomicU64,
     inflight: AtomicUsize,
+    /// Woken when a request ends (the peer set's `room_signal`).
+    room: Arc<tokio::sync::Notify>,
     /// Cancelled when we drop the peer: its read task ends at once.
     closed: tokio_util::sync::CancellationToken,
     /// Transaction hashes it is known to have (it sent or was sent them).
@@ -122,20 +124,19 @@ impl Peer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().insert(id, tx);
-        self.inflight.fetch_add(1, Ordering::Relaxed);
+        // Undone however the request ends, also when its caller drops it mid-flight (a
+        // sync that gives way to a newer target): a leaked count would leave the peer
+        // looking busy for good.
+        let _inflight = Inflight::start(self, id);
         let (code, payload) = make(id).encode(self.version);
-        let result = async {
-            self.writer.send(code, &payload).await?;
-            match tokio::time::timeout(REQUEST_TIMEOUT, rx).await {
-                Ok(Ok(answer)) => Ok(answer),
-                Ok(Err(_)) => Err(RequestError::Gone),
-                Err(_) => Err(RequestError::Timeout(REQUEST_TIMEOUT)),
-            }
+        let sent = Instant::now();
+        self.writer.send(code, &payload).await?;
+        tracing::trace!(peer = %self.id, id, code, send = ?sent.elapsed(), "request sent");
+        match tokio::time::timeout(REQUEST_TIMEOUT, rx).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) => Err(RequestError::Gone),
+            Err(_) => Err(RequestError::Timeout(REQUEST_TIMEOUT)),
         }
-        .await;
-        self.pending.lock().remove(&id);
-        self.inflight.fetch_sub(1, Ordering::Relaxed);
-        result
     }
 
     /// `GetBlockHeaders`.
@@ -222,6 +223,28 @@ pub(crate) fn our_status(inner: &Inner, version: u32) -> Result<(Status, ForkFil
     Ok((status, filter))
 }
 
+/// One request in flight: counted from `start` until dropped, which forgets its pending
+/// answer and wakes tasks waiting for a peer with room.
+struct Inflight<'a> {
+    peer: &'a Peer,
+    id: u64,
+}
+
+impl<'a> Inflight<'a> {
+    fn start(peer: &'a Peer, id: u64) -> Self {
+        peer.inflight.fetch_add(1, Ordering::Relaxed);
+        Self { peer, id }
+    }
+}
+
+impl Drop for Inflight<'_> {
+    fn drop(&mut self) {
+        self.peer.pending.lock().remove(&self.id);
+        self.peer.inflight.fetch_sub(1, Ordering::Relaxed);
+        self.peer.room.notify_waiters();
+    }
+}
+
 /// Exchanges Status on a fresh session and, if the peer is on our chain, starts its task.
 pub(crate) async fn establish(
     inner: Arc<Inner>,
@@ -282,6 +305,7 @@ pub(crate) async fn establish(
         pending: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(1),
         inflight: AtomicUsize::new(0),
+        room: inner.peers.room_signal(),
         closed: tokio_util::sync::CancellationToken::new(),
         known: Default::default(),
         invalid_txs: Default::default(),

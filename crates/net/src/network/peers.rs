@@ -43,6 +43,9 @@ pub struct PeerSet {
     stalls: Mutex<HashMap<NodeId, u32>>,
     banned: Mutex<HashMap<NodeId, Instant>>,
     handshakes: Arc<AtomicUsize>,
+    /// Woken when a peer joins or one of its requests ends: what a task waiting for a
+    /// peer with room for another request waits on.
+    room: Arc<tokio::sync::Notify>,
 }
 
 /// Counts a handshake in flight until dropped.
@@ -62,7 +65,42 @@ impl PeerSet {
             return false;
         }
         peers.insert(peer.id, peer);
+        drop(peers);
+        self.room.notify_waiters();
         true
+    }
+
+    /// The signal a peer gives when one of its requests ends.
+    pub(crate) fn room_signal(&self) -> Arc<tokio::sync::Notify> {
+        self.room.clone()
+    }
+
+    /// The least busy peer for which `usable` holds and that has room for another
+    /// request; when there is none, waits (at most `patience`) for a request to end or a
+    /// peer to join, and looks again. `None` when `patience` ran out.
+    pub async fn pick_waiting(
+        &self,
+        usable: impl Fn(&Peer) -> bool,
+        patience: Duration,
+    ) -> Option<Arc<Peer>> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            // Registered before looking, so a request ending in between is not missed.
+            let woken = self.room.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if let Some(peer) = self.pick(&usable) {
+                return Some(peer);
+            }
+            if tokio::time::timeout_at(deadline, woken).await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Whether a connected peer satisfies `usable` (busy or not).
+    pub fn any(&self, usable: impl Fn(&Peer) -> bool) -> bool {
+        self.peers.lock().values().any(|p| usable(p))
     }
 
     /// Removes a peer that left.
