@@ -15,6 +15,9 @@
 #       included, of every era; geth's full sync executes the blocks, so it asks for no receipts).
 #   bench/sync-geth.sh [--quick]   (--quick: an 8-block stress chain and shorter timeouts, for CI;
 #   the execution-apis chain is in both modes)
+#   bench/sync-geth.sh --rounds N  (the stress chain only: geth serves it, and N rounds each
+#   run a fresh sync with wire BALs, then `ethrex import --bal` of the same file; prints each
+#   round's sync/import throughput ratio and their median. With --quick: the 8-block chain)
 # Env: KEEP=1 keeps the scratch directory; STRESS_DIR=DIR uses an existing stress fixture;
 # EXECUTION_APIS_FIXTURES=DIR (default $ROOT/../shared/fixtures/execution-apis: genesis.json,
 # chain.rlp, headfcu.json);
@@ -32,7 +35,15 @@ ensure_ethrex
 PY="python3 $ROOT/bench/sync_geth.py"
 
 QUICK=0
-[ "${1:-}" = --quick ] && QUICK=1
+ROUNDS=0
+while (($#)); do
+    case "$1" in
+        --quick) QUICK=1 ;;
+        --rounds) ROUNDS="${2:?--rounds N}"; shift ;;
+        *) echo "usage: $0 [--quick] [--rounds N]" >&2; exit 2 ;;
+    esac
+    shift
+done
 if ((QUICK)); then
     TIMEOUT=60
     STRESS_ARGS=(--blocks 8 --min-txs 20 --max-txs 60 --gas-limit 30000000)
@@ -157,6 +168,72 @@ sync_ours() {
         "${par:--}" "$rss" "$status"
 }
 
+# stress_fixture: STRESS_GENESIS, STRESS_RLP and STRESS_BAL of $STRESS_DIR, or of a stress
+# fixture made now.
+stress_fixture() {
+    local sdir="${STRESS_DIR:-}"
+    if [ -z "$sdir" ]; then
+        sdir="$WORK/stress"
+        echo "== ethrex fixture stress ${STRESS_ARGS[*]}"
+        "$ETHREX" fixture stress --out "$sdir" "${STRESS_ARGS[@]}"
+    fi
+    STRESS_GENESIS="$sdir/stress.genesis.json"
+    STRESS_RLP="$sdir/stress.rlp"
+    STRESS_BAL="$sdir/stress.bal.rlp"
+}
+
+# import_stress MODE (bal | plain): `ethrex import` of the stress chain file into a fresh
+# datadir $WORK/import-data-MODE, with its BALs or without; must end at geth's head. Sets
+# IMPORT_RATE[MODE] (Mgas/s) and adds a table row.
+declare -A IMPORT_RATE
+import_stress() {
+    local mode="$1" log="$WORK/import-$1.log" args=() start wall iblocks igas isecs ibps label
+    [ "$mode" = bal ] && args=(--bal "$STRESS_BAL")
+    rm -rf "$WORK/import-data-$mode"
+    start=$EPOCHREALTIME
+    "$ETHREX" import --network "$STRESS_GENESIS" --datadir "$WORK/import-data-$mode" "${args[@]}" \
+        "$STRESS_RLP" >"$log" 2>&1 || { tail_log "ethrex import" "$log"; exit 1; }
+    wall=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
+    read -r iblocks igas isecs < <($PY import-stats "$log")
+    IMPORT_RATE[$mode]=$(python3 -c "print(f'{$igas / $isecs / 1e6:.1f}')")
+    ibps=$(python3 -c "print(f'{$iblocks / $isecs:.1f}')")
+    tail -1 "$log"
+    grep -q "$STRESS_HEAD (state root $STRESS_ROOT)" "$log" ||
+        { echo "ethrex import ($mode) did not end at geth's head" >&2; exit 1; }
+    label="import --bal"
+    [ "$mode" = plain ] && label="import, no BALs"
+    row "ethrex import" "stress ($label)" "$iblocks" "$wall" "$isecs" \
+        "${IMPORT_RATE[$mode]}" "$ibps" "-" "-" "ok"
+}
+
+# ---- --rounds N: sync with wire BALs against import --bal, alternating, on one geth
+if ((ROUNDS)); then
+    stress_fixture
+    echo "== geth serving the stress chain"
+    start_geth geth-stress "$STRESS_GENESIS" "$STRESS_RLP"
+    read -r STRESS_BLOCKS STRESS_HEAD STRESS_ROOT < <(head_of "$GETH_URL")
+    gas=$($PY gas "$GETH_URL" "$STRESS_BLOCKS")
+    ratios=()
+    for round in $(seq "$ROUNDS"); do
+        sync_ours "wire BALs, round $round" stress "$STRESS_GENESIS" "$STRESS_HEAD" "$STRESS_ROOT" \
+            "$STRESS_BLOCKS" "$gas"
+        sync_rate=$(tail -1 "$ROWS" | cut -f6 | python3 -c "import sys; v = sys.stdin.read().strip(); print(v if v == '-' else f'{float(v):.1f}')")
+        import_stress bal
+        scrap "$WORK/import-data-bal"
+        [ "$sync_rate" = - ] && continue
+        ratio=$(python3 -c "print(f'{100 * $sync_rate / ${IMPORT_RATE[bal]}:.1f}')")
+        ratios+=("$ratio")
+        echo "round $round: sync $sync_rate Mgas/s, import --bal ${IMPORT_RATE[bal]} Mgas/s: sync/import $ratio%"
+    done
+    if ((FAILED)); then
+        echo "sync-geth: $FAILED of $TOTAL syncs did not reach the head"
+        exit 1
+    fi
+    echo "sync-geth: sync/import over $ROUNDS rounds: ${ratios[*]} (%); median $(
+        python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' "${ratios[@]}")%"
+    exit 0
+fi
+
 # ---- (a) geth serves, we sync
 declare -A GAS
 for chain in eth-test execution-apis stress; do
@@ -167,18 +244,9 @@ for chain in eth-test execution-apis stress; do
         genesis="$EA_GENESIS"
         rlp="$EA_RLP"
     else
-        if [ -n "${STRESS_DIR:-}" ]; then
-            sdir="$STRESS_DIR"
-        else
-            sdir="$WORK/stress"
-            echo "== ethrex fixture stress ${STRESS_ARGS[*]}"
-            "$ETHREX" fixture stress --out "$sdir" "${STRESS_ARGS[@]}"
-        fi
-        genesis="$sdir/stress.genesis.json"
-        rlp="$sdir/stress.rlp"
-        STRESS_GENESIS="$genesis"
-        STRESS_RLP="$rlp"
-        STRESS_BAL="$sdir/stress.bal.rlp"
+        stress_fixture
+        genesis="$STRESS_GENESIS"
+        rlp="$STRESS_RLP"
     fi
     echo "== geth serving the $chain chain"
     start_geth "geth-$chain" "$genesis" "$rlp"
@@ -210,26 +278,8 @@ done
 
 # ---- ethrex import of the same stress chain file, with and without its BALs
 IMPORT_DIR="$WORK/ours-import"
-declare -A IMPORT_RATE
 for mode in bal plain; do
-    log="$WORK/import-$mode.log"
-    args=()
-    [ "$mode" = bal ] && args=(--bal "$STRESS_BAL")
-    rm -rf "$WORK/import-data-$mode"
-    start=$EPOCHREALTIME
-    "$ETHREX" import --network "$STRESS_GENESIS" --datadir "$WORK/import-data-$mode" "${args[@]}" \
-        "$STRESS_RLP" >"$log" 2>&1 || { tail_log "ethrex import" "$log"; exit 1; }
-    wall=$(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')")
-    read -r iblocks igas isecs < <($PY import-stats "$log")
-    IMPORT_RATE[$mode]=$(python3 -c "print(f'{$igas / $isecs / 1e6:.1f}')")
-    ibps=$(python3 -c "print(f'{$iblocks / $isecs:.1f}')")
-    tail -1 "$log"
-    grep -q "$STRESS_HEAD (state root $STRESS_ROOT)" "$log" ||
-        { echo "ethrex import ($mode) did not end at geth's head" >&2; exit 1; }
-    label="import --bal"
-    [ "$mode" = plain ] && label="import, no BALs"
-    row "ethrex import" "stress ($label)" "$iblocks" "$wall" "$isecs" \
-        "${IMPORT_RATE[$mode]}" "$ibps" "-" "-" "ok"
+    import_stress "$mode"
 done
 # Our serving node for (b): the chain imported from the plain file (no BALs given).
 mv "$WORK/import-data-plain" "$IMPORT_DIR"

@@ -77,6 +77,8 @@ echo "== devp2p eth-test suite (no-txpool subset, quick) against ethrex node"
 bench/eth-test.sh --quick
 echo "== sync from geth and geth from us (quick)"
 bench/sync-geth.sh --quick
+echo "== sync with wire BALs against import --bal, alternating (quick: one round of the small chain)"
+bench/sync-geth.sh --quick --rounds 1
 echo "== discovery (discv4) on loopback: given only geth A, our node finds and dials geth B"
 bench/discovery-geth.sh 60
 echo "== differential test against geth: random chains and mutated blocks (bench/geth-diff.sh)"

@@ -277,7 +277,12 @@ async fn run(
     let parallel = (ahead / chunk_len / 2).clamp(1, 8);
     let capacity = (ahead / chunk_len).saturating_sub(parallel).max(1);
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Vec<BlockWithBal>, String>>(capacity);
-    let chunks: Vec<Vec<(B256, Header)>> = headers.chunks(chunk_len).map(|c| c.to_vec()).collect();
+    // The first chunk is one BAL request's worth: the import starts on it while the
+    // larger chunks behind it are served.
+    let first_len = BALS_PER_REQUEST.min(chunk_len).min(headers.len());
+    let (opening, rest) = headers.split_at(first_len);
+    let chunks: Vec<Vec<(B256, Header)>> =
+        std::iter::once(opening.to_vec()).chain(rest.chunks(chunk_len).map(|c| c.to_vec())).collect();
     drop(headers);
     let fetch_bals = inner.syncer.config.fetch_bals;
     let download = {
