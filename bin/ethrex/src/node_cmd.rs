@@ -303,18 +303,6 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     };
     let secret_path = args.jwtsecret.clone().unwrap_or_else(|| args.db.datadir.join("jwt.hex"));
     let secret = JwtSecret::load_or_create(&secret_path)?;
-    // The KZG trusted setup takes a few seconds of one core (and ~100 MB) to build: not
-    // inside the first blob transaction's time limit. Built at idle priority, so a sync
-    // or the first blocks that start with the node do not lose a core to it (on two
-    // cores: 2-3 s of a core the import would have had); whatever needs it
-    // first waits for it, which frees a core for it.
-    std::thread::Builder::new()
-        .name("kzg-setup".into())
-        .spawn(|| {
-            idle_priority();
-            ethrex_txpool::warm_kzg()
-        })
-        .context("starting the KZG setup's thread")?;
     // Senders the pool recovers are not recovered again when a block includes them.
     ethrex_vm::install_sender_cache(SENDER_CACHE_CAPACITY);
     let blob_dir = args.db.datadir.join("blobpool");
@@ -326,6 +314,30 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
             .with_persistence_lag(args.persistence_lag)
             .with_target_gas_limit(args.builder_gas_limit),
     );
+    // The KZG trusted setup takes a few seconds of one core (and ~100 MB) to build: not
+    // inside the first blob transaction's time limit, and not while a `--sync.target`
+    // sync runs: it is built at idle priority at start, or, with a sync target, once that
+    // sync is over or the node follows the chain (it takes peers' transactions only
+    // then). Idle priority alone was not enough: a profile of a sync from geth found the
+    // setup on 6.8% of the samples (a catching-up node's idle moments are short, and the
+    // setup shares the caches). Whatever needs it sooner (a blob transaction sent over
+    // RPC, a block calling the point-evaluation precompile) builds it then.
+    let catching_up_over = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let node = node.clone();
+        let over = catching_up_over.clone();
+        std::thread::Builder::new()
+            .name("kzg-setup".into())
+            .spawn(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                idle_priority();
+                while !node.following.load(Relaxed) && !over.load(Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(250));
+                }
+                ethrex_txpool::warm_kzg()
+            })
+            .context("starting the KZG setup's thread")?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -368,6 +380,14 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
             let network = ethrex_net::Network::start(config, host).await?;
             if let Some(target) = args.p2p.sync_target {
                 network.sync_to(target);
+                let (network, over) = (network.clone(), catching_up_over.clone());
+                tokio::spawn(async move {
+                    network.sync_idle().await;
+                    over.store(true, std::sync::atomic::Ordering::Relaxed);
+                });
+            } else {
+                // No target of its own: a consensus client will say what to follow.
+                catching_up_over.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             let _ = node.network.set(network);
         }
