@@ -281,8 +281,9 @@ async fn run(
     // larger chunks behind it are served.
     let first_len = BALS_PER_REQUEST.min(chunk_len).min(headers.len());
     let (opening, rest) = headers.split_at(first_len);
-    let chunks: Vec<Vec<(B256, Header)>> =
-        std::iter::once(opening.to_vec()).chain(rest.chunks(chunk_len).map(|c| c.to_vec())).collect();
+    let chunks: Vec<Vec<(B256, Header)>> = std::iter::once(opening.to_vec())
+        .chain(rest.chunks(chunk_len).map(|c| c.to_vec()))
+        .collect();
     drop(headers);
     let fetch_bals = inner.syncer.config.fetch_bals;
     let download = {
@@ -580,7 +581,10 @@ async fn fetch_chunk(
         .into_iter()
         .zip(bodies)
         .zip(bals)
-        .map(|(((_, header), body), bal)| BlockWithBal { block: ethrex_common::Block { header, body }, bal })
+        .map(|(((_, header), body), bal)| BlockWithBal {
+            block: ethrex_common::Block { header, body },
+            bal,
+        })
         .collect()
 }
 

@@ -15,12 +15,12 @@ use ethrex_net::eth::{
     BlockRangeUpdate, EthMessage, GetBlockAccessLists, GetBlockHeaders, GetReceipts, HashOrNumber,
     Status, SUPPORTED_VERSIONS,
 };
+use ethrex_net::network::MAX_INFLIGHT_PER_PEER;
 use ethrex_net::network::{MAX_STALLS, REQUEST_TIMEOUT};
 use ethrex_net::rlpx::{
     Capability, DisconnectReason, Hello, RlpxError, Session, SessionReader, SessionWriter,
     P2P_VERSION,
 };
-use ethrex_net::network::MAX_INFLIGHT_PER_PEER;
 use ethrex_net::{ChainHost, Network, NetworkConfig, NodeId, NodeRecord, SyncConfig, SyncOutcome};
 use ethrex_storage::Store;
 use rand::RngCore;
