@@ -322,7 +322,9 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
     // setup on 6.8% of the samples (a catching-up node's idle moments are short, and the
     // setup shares the caches). Whatever needs it sooner (a blob transaction sent over
     // RPC, a block calling the point-evaluation precompile) builds it then.
-    let catching_up_over = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Only a node syncing to `--sync.target` over the network waits (see below).
+    let waits_for_sync = args.p2p.sync_target.is_some() && !args.p2p.disabled && !args.dev;
+    let catching_up_over = Arc::new(std::sync::atomic::AtomicBool::new(!waits_for_sync));
     {
         let node = node.clone();
         let over = catching_up_over.clone();
@@ -385,9 +387,6 @@ pub(crate) fn run_node(args: NodeArgs) -> anyhow::Result<ExitCode> {
                     network.sync_idle().await;
                     over.store(true, std::sync::atomic::Ordering::Relaxed);
                 });
-            } else {
-                // No target of its own: a consensus client will say what to follow.
-                catching_up_over.store(true, std::sync::atomic::Ordering::Relaxed);
             }
             let _ = node.network.set(network);
         }
