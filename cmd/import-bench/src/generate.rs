@@ -160,14 +160,15 @@ pub(crate) fn genesis_in_memory(
 /// otherwise), `stress.genesis.json` and, without a state filler,
 /// `stress.blockchain_test.json`, with one `stress.state.json` (each removing the other's
 /// stale file) under `options.out`. Fails on an unsupported fork, `min_txs > max_txs`,
-/// sload-random without filler slots, mutations with a filler, or any build, import or
-/// write error.
+/// `max_txs == 0`, sload-random without filler slots, mutations with a filler, or any
+/// build, import or write error.
 pub fn generate(options: &StressOptions) -> anyhow::Result<()> {
     anyhow::ensure!(
         matches!(options.fork, Fork::Osaka | Fork::Amsterdam),
         "--fork must be osaka or amsterdam"
     );
     anyhow::ensure!(options.min_txs <= options.max_txs, "--min-txs must not exceed --max-txs");
+    anyhow::ensure!(options.max_txs > 0, "--max-txs must be at least 1");
     let filler = options.filler();
     if options.workload == StressWorkload::SloadRandom {
         anyhow::ensure!(

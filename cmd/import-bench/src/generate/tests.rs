@@ -197,3 +197,18 @@ fn sload_random_needs_filler_slots_and_mutations_no_filler() {
     let err = crate::generate::generate(&options).unwrap_err().to_string();
     assert!(err.contains("--mutations cannot be combined"), "{err}");
 }
+
+#[test]
+fn a_transaction_count_range_that_allows_no_transaction_is_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = crate::generate::StressOptions::new(dir.path().to_path_buf());
+    options.blocks = 1;
+    options.min_txs = 0;
+    options.max_txs = 0;
+    let err = crate::generate::generate(&options).unwrap_err().to_string();
+    assert!(err.contains("--max-txs must be at least 1"), "{err}");
+    options.min_txs = 5;
+    options.max_txs = 4;
+    let err = crate::generate::generate(&options).unwrap_err().to_string();
+    assert!(err.contains("--min-txs must not exceed --max-txs"), "{err}");
+}
