@@ -240,20 +240,17 @@ macro_rules! rlp_values {
 
 rlp_values!(Header, BlockBody, AccountState, Vec<AccountChanges>);
 
-/// A block's receipts: the RLP list of their EIP-2718 encodings.
+/// A block's receipts, without their blooms (`crate::receipts`).
 impl Value for Vec<Receipt> {
     fn decode_value(bytes: &[u8]) -> Result<Self, CodecError> {
-        let mut buf = bytes;
-        <Vec<Receipt> as Decodable>::decode(&mut buf).map_err(|e| CodecError(e.to_string()))
+        crate::receipts::decode(bytes).map_err(|e| CodecError(e.to_string()))
     }
 }
 
 /// Receipts are encoded from the slice the block commit borrows.
 impl EncodeValue<Vec<Receipt>> for &[Receipt] {
     fn encode_value(self) -> Vec<u8> {
-        let mut out = Vec::new();
-        alloy_rlp::encode_list::<_, Receipt>(self, &mut out);
-        out
+        crate::receipts::encode(self)
     }
 }
 

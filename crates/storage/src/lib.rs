@@ -8,6 +8,8 @@ pub mod mdbx;
 pub mod memory;
 mod node_cache;
 pub mod persist;
+pub mod receipts;
+mod rlp_walk;
 pub mod rocksdb;
 pub mod store;
 pub mod tables;

@@ -374,6 +374,19 @@ fn receipts_69_match_geth() {
 }
 
 #[test]
+fn the_store_keeps_receipts_in_geths_eth69_layout() {
+    // The receipts table holds a block's receipts as eth/69 sends them, so geth's bytes
+    // are the stored bytes, and they read back with geth's blooms.
+    let bytes = hex::decode(GETH_RECEIPTS_69).unwrap();
+    let receipts = geth_receipts();
+    assert_eq!(ethrex_storage::receipts::encode(&receipts), bytes);
+    let stored = ethrex_storage::receipts::decode(&bytes).unwrap();
+    assert_eq!(stored, receipts);
+    assert_eq!(hex::encode(stored[0].encoded_2718()), GETH_RECEIPTS_CONSENSUS[0]);
+    assert_eq!(hex::encode(stored[2].encoded_2718()), GETH_RECEIPTS_CONSENSUS[1]);
+}
+
+#[test]
 fn receipts_messages_per_version() {
     let receipts = geth_receipts();
     // eth/70 `Receipts` from geth (`ReceiptsPacket70{RequestId: 7, LastBlockIncomplete:
