@@ -10,8 +10,7 @@
 //! one as a string (the type byte, then that list). Both still read: an item that is a
 //! string is a typed EIP-2718 receipt, and a list whose third field is a 256-byte string
 //! (the bloom; here the third field is the cumulative gas, at most 8 bytes) is a legacy
-//! one. Each block's receipts are
-//! written whole, so one block's list holds one layout.
+//! one.
 
 use crate::rlp_walk::{list_payload, split_item, Items};
 use alloy_consensus::{Eip658Value, Receipt as Fields, ReceiptEnvelope, ReceiptWithBloom, TxType};
@@ -19,7 +18,7 @@ use alloy_primitives::Log;
 use alloy_rlp::{BufMut, Decodable, Encodable, Header};
 use ethrex_common::Receipt;
 
-fn fields(receipt: &Receipt) -> &Fields<Log> {
+fn inner(receipt: &Receipt) -> &Fields<Log> {
     match receipt {
         ReceiptEnvelope::Legacy(r)
         | ReceiptEnvelope::Eip2930(r)
@@ -30,20 +29,23 @@ fn fields(receipt: &Receipt) -> &Fields<Log> {
 }
 
 fn payload_length(receipt: &Receipt) -> usize {
-    let r = fields(receipt);
+    let r = inner(receipt);
     (receipt.tx_type() as u8).length()
         + r.status.length()
         + r.cumulative_gas_used.length()
         + r.logs.length()
 }
 
-fn encoded_length(receipt: &Receipt) -> usize {
+/// The length of one receipt in this layout (eth/69's).
+pub fn receipt_length(receipt: &Receipt) -> usize {
     let payload = payload_length(receipt);
     Header { list: true, payload_length: payload }.length() + payload
 }
 
-fn encode_one(receipt: &Receipt, out: &mut dyn BufMut) {
-    let r = fields(receipt);
+/// Writes one receipt in this layout (eth/69's): `[tx-type, post-state-or-status,
+/// cumulative-gas, logs]`.
+pub fn encode_receipt(receipt: &Receipt, out: &mut dyn BufMut) {
+    let r = inner(receipt);
     Header { list: true, payload_length: payload_length(receipt) }.encode(out);
     (receipt.tx_type() as u8).encode(out);
     r.status.encode(out);
@@ -53,12 +55,12 @@ fn encode_one(receipt: &Receipt, out: &mut dyn BufMut) {
 
 /// The stored bytes of a block's receipts.
 pub fn encode(receipts: &[Receipt]) -> Vec<u8> {
-    let payload: usize = receipts.iter().map(encoded_length).sum();
+    let payload: usize = receipts.iter().map(receipt_length).sum();
     let header = Header { list: true, payload_length: payload };
     let mut out = Vec::with_capacity(header.length() + payload);
     header.encode(&mut out);
     for r in receipts {
-        encode_one(r, &mut out);
+        encode_receipt(r, &mut out);
     }
     out
 }
@@ -78,12 +80,16 @@ pub fn decode_item(item: &[u8]) -> Result<Receipt, alloy_rlp::Error> {
     if !rest.is_empty() {
         return Err(alloy_rlp::Error::Custom("trailing bytes after a receipt"));
     }
-    let mut buf = item;
-    let receipt = match layout(item)? {
-        Layout::Eip2718 => Receipt::decode(&mut buf)?,
-        Layout::Stored => {
-            let mut f = list_payload(item)?;
-            buf = &[];
+    match fields(item)? {
+        (Layout::Eip2718, _) => {
+            let mut buf = item;
+            let receipt = Receipt::decode(&mut buf)?;
+            if !buf.is_empty() {
+                return Err(alloy_rlp::Error::Custom("trailing bytes after a receipt"));
+            }
+            Ok(receipt)
+        }
+        (Layout::Stored, mut f) => {
             let ty = u8::decode(&mut f)?;
             let tx_type = TxType::try_from(ty)
                 .map_err(|_| alloy_rlp::Error::Custom("unknown receipt type"))?;
@@ -95,13 +101,9 @@ pub fn decode_item(item: &[u8]) -> Result<Receipt, alloy_rlp::Error> {
             }
             let receipt = Fields { status, cumulative_gas_used, logs };
             let logs_bloom = receipt.bloom_slow();
-            ReceiptEnvelope::from_typed(tx_type, ReceiptWithBloom { receipt, logs_bloom })
+            Ok(ReceiptEnvelope::from_typed(tx_type, ReceiptWithBloom { receipt, logs_bloom }))
         }
-    };
-    if !buf.is_empty() {
-        return Err(alloy_rlp::Error::Custom("trailing bytes after a receipt"));
     }
-    Ok(receipt)
 }
 
 /// A stored receipt's cumulative gas used, without decoding its logs.
@@ -129,37 +131,35 @@ enum Layout {
     Eip2718,
 }
 
-fn layout(item: &[u8]) -> Result<Layout, alloy_rlp::Error> {
+/// A stored receipt's layout and the payload of its fields' list: `[tx-type, status,
+/// gas, logs]` (`Stored`) or `[status, gas, bloom, logs]` (`Eip2718`, inside the string
+/// of a typed receipt).
+fn fields(item: &[u8]) -> Result<(Layout, &[u8]), alloy_rlp::Error> {
     let mut buf = item;
     let header = Header::decode(&mut buf)?;
-    if !header.list {
-        return Ok(Layout::Eip2718);
-    }
     let payload = buf.get(..header.payload_length).ok_or(alloy_rlp::Error::InputTooShort)?;
+    if !header.list {
+        // A typed EIP-2718 receipt: the type byte, then the fields' list.
+        let (_, list) = payload.split_first().ok_or(alloy_rlp::Error::InputTooShort)?;
+        return Ok((Layout::Eip2718, list_payload(list)?));
+    }
     let (_, rest) = split_item(payload)?;
     let (_, rest) = split_item(rest)?;
     // The third field: the cumulative gas (at most 8 bytes) here, the 256-byte bloom in
     // an EIP-2718 legacy receipt.
     let mut third = rest;
-    let header = Header::decode(&mut third)?;
-    Ok(if !header.list && header.payload_length == 256 { Layout::Eip2718 } else { Layout::Stored })
+    let third = Header::decode(&mut third)?;
+    let layout =
+        if !third.list && third.payload_length == 256 { Layout::Eip2718 } else { Layout::Stored };
+    Ok((layout, payload))
 }
 
 /// A stored receipt's cumulative gas and logs fields (each with its header), in either
 /// layout.
 fn split_fields(item: &[u8]) -> Result<(&[u8], &[u8]), alloy_rlp::Error> {
-    let layout = layout(item)?;
-    let mut buf = item;
-    let header = Header::decode(&mut buf)?;
-    let mut payload = buf.get(..header.payload_length).ok_or(alloy_rlp::Error::InputTooShort)?;
-    if !header.list {
-        // A typed EIP-2718 receipt: the type byte, then the fields' list.
-        let (_, list) = payload.split_first().ok_or(alloy_rlp::Error::InputTooShort)?;
-        payload = list_payload(list)?;
-    }
+    let (layout, mut payload) = fields(item)?;
     if let Layout::Stored = layout {
-        let (_, rest) = split_item(payload)?;
-        payload = rest;
+        payload = split_item(payload)?.1;
     }
     let (_status, rest) = split_item(payload)?;
     let (gas, rest) = split_item(rest)?;

@@ -215,35 +215,23 @@ fn genesis_and_block_write_exactly_these_bytes() {
             (h(&[&rep("55", 32), "07"]), h(&["c102"]))
         ]
     );
+    // The account records: B's record before block 1 (both layouts write them alike).
+    let accounts = [
+        "00000001".to_string(),
+        rep("22", 20),
+        "01".to_string(),
+        "00000046".to_string(),
+        hex::encode(account_rlp()),
+    ]
+    .concat();
     // Version 1: the account records, then one run per address of (slot, value) pairs
     // without leading zero bytes, each after its length.
-    let change_set_bytes = h(&[
-        "01",
-        "00000001",
-        &rep("22", 20),
-        "01",
-        "00000046",
-        &hex::encode(account_rlp()),
-        "00000001",
-        &rep("11", 20),
-        "00000001",
-        "020102",
-        "020304",
-    ]);
+    let change_set_bytes =
+        h(&["01", &accounts, "00000001", &rep("11", 20), "00000001", "020102", "020304"]);
     assert_eq!(table(&backend, Table::ChangeSets), vec![(h(&[&b1]), change_set_bytes.clone())]);
     // What stores wrote before the version byte (fixed-width slots and values) still
     // reads as the same change set.
-    let version_0 = h(&[
-        "00000001",
-        &rep("22", 20),
-        "01",
-        "00000046",
-        &hex::encode(account_rlp()),
-        "00000001",
-        &rep("11", 20),
-        &slot("0102"),
-        &slot("0304"),
-    ]);
+    let version_0 = h(&[&accounts, "00000001", &rep("11", 20), &slot("0102"), &slot("0304")]);
     assert_eq!(
         ChangeSet::decode(&version_0).unwrap(),
         ChangeSet::decode(&change_set_bytes).unwrap()

@@ -6,42 +6,15 @@ use super::wire::{decode, decode_list, finish, list_payload, Budget};
 use super::EthError;
 use alloy_consensus::{Eip658Value, Receipt, ReceiptEnvelope, ReceiptWithBloom, TxType};
 use alloy_primitives::Log;
-use alloy_rlp::{BufMut, Encodable, Header};
+use alloy_rlp::{BufMut, Header};
 
-fn inner(receipt: &ReceiptEnvelope) -> &Receipt<Log> {
-    match receipt {
-        ReceiptEnvelope::Legacy(r)
-        | ReceiptEnvelope::Eip2930(r)
-        | ReceiptEnvelope::Eip1559(r)
-        | ReceiptEnvelope::Eip4844(r)
-        | ReceiptEnvelope::Eip7702(r) => &r.receipt,
-    }
-}
-
-fn payload_length(receipt: &ReceiptEnvelope) -> usize {
-    let r = inner(receipt);
-    (receipt.tx_type() as u8).length()
-        + r.status.length()
-        + r.cumulative_gas_used.length()
-        + r.logs.length()
-}
-
-/// The length of a receipt's eth/69 encoding.
-pub fn receipt_69_length(receipt: &ReceiptEnvelope) -> usize {
-    let payload = payload_length(receipt);
-    Header { list: true, payload_length: payload }.length() + payload
-}
+/// The length of a receipt's eth/69 encoding: the layout the store keeps receipts in,
+/// so the store's encoder serves both.
+pub use ethrex_storage::receipts::receipt_length as receipt_69_length;
 
 /// Writes a receipt in its eth/69 form `[tx-type, post-state-or-status, cumulative-gas,
-/// logs]`.
-pub fn encode_receipt_69(receipt: &ReceiptEnvelope, out: &mut dyn BufMut) {
-    let r = inner(receipt);
-    Header { list: true, payload_length: payload_length(receipt) }.encode(out);
-    (receipt.tx_type() as u8).encode(out);
-    r.status.encode(out);
-    r.cumulative_gas_used.encode(out);
-    r.logs.encode(out);
-}
+/// logs]` (the store's layout; see `receipt_69_length`).
+pub use ethrex_storage::receipts::encode_receipt as encode_receipt_69;
 
 /// Reads one eth/69 receipt from the front of `buf` (advancing it) and recomputes its
 /// bloom. Unknown transaction types are rejected; the status is a 32-byte post-state root
